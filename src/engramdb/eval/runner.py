@@ -1,0 +1,423 @@
+"""Run retrieval evaluations end to end and return the stable JSON result (docs/EVAL.md).
+
+Each data set is indexed once into a fresh temporary store; every preset is then run
+against that same store, so presets differ only in how they search. Latency is measured per
+query around ``Memory.search`` (after one untimed warm-up search per preset).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..model import Entry, Hit, Source
+from .datasets import LOCOMO_CATEGORIES, LocomoSample, load_beir, load_locomo
+from .metrics import hit_at_k, mean, mrr_at_k, ndcg_at_k, percentile, recall_at_k
+
+__all__ = [
+    "run_beir",
+    "run_locomo",
+    "hits_to_turns",
+    "default_cache_dir",
+    "peak_rss_mb",
+    "SCHEMA_VERSION",
+]
+
+#: bumped only on a breaking change of the result layout
+SCHEMA_VERSION = 1
+_INDEX_BATCH = 256
+
+
+def default_cache_dir() -> Path:
+    """Where document vectors are cached: ``$ENGRAM_CACHE_DIR`` or ``~/.cache/engram/embeddings``."""
+    env = os.environ.get("ENGRAM_CACHE_DIR")
+    return Path(env).expanduser() if env else Path("~/.cache/engram/embeddings").expanduser()
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MiB (``getrusage``)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+class _NullProgress:
+    """Stands in for rich's Progress when progress display is off."""
+
+    def add_task(self, description: str, total: float | None = None) -> int:
+        return 0
+
+    def advance(self, task: int, advance: float = 1) -> None:
+        return None
+
+    def __enter__(self) -> "_NullProgress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _progress(enabled: bool) -> Any:
+    if not enabled:
+        return _NullProgress()
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+    )
+
+
+def _check_presets(presets: Sequence[str]) -> list[str]:
+    names = [p for p in presets if p]
+    if not names:
+        raise ValueError("no preset given")
+    try:
+        from ..pipeline.presets import PRESET_NAMES
+    except ImportError:  # pragma: no cover - the core decides what exists
+        return names
+    unknown = [p for p in names if p not in PRESET_NAMES and not p.endswith(".toml")]
+    if unknown:
+        raise ValueError(f"unknown preset(s) {', '.join(unknown)}; choose from: {', '.join(PRESET_NAMES)}")
+    return names
+
+
+def _embedder(embedder: Any, cache_dir: str | Path | None) -> tuple[Any, str]:
+    """Resolve an embedder name (with the vector cache) or pass an Embedder object through."""
+    if not isinstance(embedder, str):
+        return embedder, str(getattr(embedder, "name", type(embedder).__name__))
+    from ..embed import get_embedder
+
+    return get_embedder(embedder, cache_dir=cache_dir), embedder
+
+
+def _open_memory(directory: str, namespace: str, embedder: Any) -> Any:
+    from ..memory import Memory
+
+    return Memory(os.path.join(directory, "eval.db"), namespace=namespace, embedder=embedder)
+
+
+def _index(
+    mem: Any,
+    entries: Sequence[Entry],
+    namespace: str | None,
+    bar: Any,
+    task: int,
+) -> tuple[list[str], float]:
+    """Add entries in batches (advancing the bar); return their ids and the seconds spent."""
+    ids: list[str] = []
+    start = time.perf_counter()
+    for i in range(0, len(entries), _INDEX_BATCH):
+        batch = list(entries[i : i + _INDEX_BATCH])
+        ids.extend(mem.add(batch, namespace=namespace, batch_size=_INDEX_BATCH))
+        bar.advance(task, len(batch))
+    return ids, time.perf_counter() - start
+
+
+def _timed(search: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    res = search()
+    return res, (time.perf_counter() - start) * 1000.0
+
+
+def _latency(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": 0.0, "p95": 0.0, "mean": 0.0}
+    return {
+        "p50": round(percentile(values, 50), 3),
+        "p95": round(percentile(values, 95), 3),
+        "mean": round(mean(values), 3),
+    }
+
+
+def _cutoffs(k: int, extra: Iterable[int] = ()) -> list[int]:
+    return sorted({10, k, *extra})
+
+
+def _score(ranking: Sequence[Any], relevant: Any, k: int, recall_at: Iterable[int]) -> dict[str, float]:
+    """All metrics of one query: the stable @10 set, the same at k, and recall at each cutoff."""
+    out: dict[str, float] = {}
+    for c in _cutoffs(k):
+        out[f"ndcg@{c}"] = ndcg_at_k(ranking, relevant, c)
+    for c in _cutoffs(k, recall_at):
+        out[f"recall@{c}"] = recall_at_k(ranking, relevant, c)
+    for c in _cutoffs(k):
+        out[f"mrr@{c}"] = mrr_at_k(ranking, relevant, c)
+    for c in _cutoffs(k):
+        out[f"hit@{c}"] = hit_at_k(ranking, relevant, c)
+    return out
+
+
+def _average(rows: list[dict[str, float]]) -> dict[str, float]:
+    if not rows:
+        return {}
+    keys = list(rows[0])
+    return {key: round(mean(r[key] for r in rows), 4) for key in keys}
+
+
+def _meta(kind: str, name: str, embedder_name: str, k: int, depth: int) -> dict[str, Any]:
+    try:
+        from importlib.metadata import version
+
+        engram_version = version("engramdb")
+    except Exception:  # pragma: no cover - not installed as a distribution
+        engram_version = None
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": kind,
+        "dataset": name,
+        "embedder": embedder_name,
+        "k": k,
+        "depth": depth,
+        "engram_version": engram_version,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+# --------------------------------------------------------------------------- BEIR
+
+
+def run_beir(
+    dataset_dir: str | Path,
+    presets: Sequence[str] = ("default",),
+    k: int = 10,
+    embedder: Any = "e5-small",
+    progress: bool = True,
+    limit_queries: int | None = None,
+    cache_dir: str | Path | None = None,
+    depth: int = 100,
+    details: bool = False,
+) -> dict[str, Any]:
+    """Evaluate a BEIR-layout directory; return the result dict of docs/EVAL.md.
+
+    Every document becomes ``Entry(kind="chunk", text=title + "\\n" + text,
+    source=Source(doc_id=_id))``; each query is searched once per preset with
+    ``k=max(k, depth)`` and ``group_by="doc"``; metrics use the ranked document ids.
+    ``cache_dir`` caches document vectors (pass None to disable; the CLI defaults to
+    :func:`default_cache_dir`). ``details`` adds per-query rows to each preset's result.
+    """
+    names = _check_presets(presets)
+    ds = load_beir(dataset_dir)
+    query_ids = ds.query_ids[:limit_queries] if limit_queries else ds.query_ids
+    emb, emb_name = _embedder(embedder, cache_dir)
+    search_k = max(k, depth)
+    result = _meta("beir", ds.name, emb_name, k, search_k)
+    result.update(n_queries=len(query_ids), n_docs=len(ds.corpus), results=[])
+    entries = [
+        Entry(
+            text=f"{doc.title}\n{doc.text}".strip() if doc.title else doc.text,
+            kind="chunk",
+            source=Source(doc_id=doc.id),
+        )
+        for doc in ds.corpus.values()
+    ]
+    with tempfile.TemporaryDirectory(prefix="engram-eval-") as tmp, _progress(progress) as bar:
+        with _open_memory(tmp, "beir", emb) as mem:
+            task = bar.add_task(f"index {ds.name}", total=len(entries))
+            _, index_s = _index(mem, entries, None, bar, task)
+            for preset in names:
+                rows: list[dict[str, float]] = []
+                lat: list[float] = []
+                per_query: list[dict[str, Any]] = []
+                mem.search(ds.queries[query_ids[0]], k=search_k, preset=preset, group_by="doc")  # warm-up
+                task = bar.add_task(f"{preset:>9}", total=len(query_ids))
+                for qid in query_ids:
+                    res, ms = _timed(
+                        lambda: mem.search(ds.queries[qid], k=search_k, preset=preset, group_by="doc")
+                    )
+                    ranking = _doc_ranking(res.hits)
+                    scores = _score(ranking, ds.relevant(qid), k, (100, depth))
+                    rows.append(scores)
+                    lat.append(ms)
+                    if details:
+                        per_query.append({"id": qid, **scores, "latency_ms": round(ms, 3), "top": ranking[:k]})
+                    bar.advance(task)
+                row: dict[str, Any] = {"preset": preset, **_average(rows)}
+                row.update(latency_ms=_latency(lat), index_s=round(index_s, 3), by_category=None)
+                if details:
+                    row["per_query"] = per_query
+                result["results"].append(row)
+    result["index_s"] = round(index_s, 3)
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return result
+
+
+def _doc_ranking(hits: Sequence[Hit]) -> list[str]:
+    """Document ids of the hits in rank order, first occurrence only (chunks of one doc collapse)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for hit in hits:
+        doc = hit.entry.source.doc_id or hit.id
+        if doc not in seen:
+            seen.add(doc)
+            out.append(doc)
+    return out
+
+
+# --------------------------------------------------------------------------- LoCoMo
+
+
+def hits_to_turns(hits: Sequence[Hit], id_to_turn: dict[str, str]) -> list[tuple[str, ...]]:
+    """Map each hit to the dia_ids it stands for, keeping one position per hit.
+
+    A turn hit maps through ``entry.source.turn_id``; any other hit (a fact or summary) maps
+    through ``entry.derived_from`` (entry ids of turns, translated with ``id_to_turn``). A hit
+    that maps to no turn keeps its position with no ids (it is simply not relevant).
+    """
+    out: list[tuple[str, ...]] = []
+    for hit in hits:
+        entry = hit.entry
+        turn = entry.source.turn_id if entry is not None else None
+        if turn:
+            out.append((turn,))
+            continue
+        derived = entry.derived_from if entry is not None else []
+        out.append(tuple(dict.fromkeys(id_to_turn[d] for d in derived if d in id_to_turn)))
+    return out
+
+
+def _namespace(sample_id: str) -> str:
+    return "locomo_" + re.sub(r"[^A-Za-z0-9_-]+", "_", sample_id)
+
+
+def _turn_entries(sample: LocomoSample, namespace: str) -> list[Entry]:
+    entries: list[Entry] = []
+    for session, turn in sample.turns():
+        entries.append(
+            Entry(
+                text=f"{turn.speaker}: {turn.text}",
+                kind="turn",
+                namespace=namespace,
+                timestamp=session.datetime.isoformat() if session.datetime else None,
+                persons=[turn.speaker],
+                source=Source(session_id=f"session_{session.index}", turn_id=turn.dia_id, speaker=turn.speaker),
+            )
+        )
+    return entries
+
+
+def _evidence_summary(samples: Sequence[LocomoSample]) -> dict[str, Any]:
+    issues = [i for s in samples for i in s.evidence_issues]
+    counts = {kind: sum(1 for i in issues if i.kind == kind) for kind in ("normalised", "malformed", "unknown")}
+    return {
+        **counts,
+        "questions_without_evidence": sum(1 for s in samples for q in s.questions if not q.evidence),
+        "problems": [
+            {"sample_id": i.sample_id, "qa_index": i.question_index, "raw": i.raw, "kind": i.kind}
+            for i in issues
+            if i.kind != "normalised"
+        ],
+    }
+
+
+def run_locomo(
+    path: str | Path,
+    presets: Sequence[str] = ("default",),
+    k: int = 10,
+    embedder: Any = "e5-small",
+    progress: bool = True,
+    limit_queries: int | None = None,
+    cache_dir: str | Path | None = None,
+    depth: int = 100,
+    details: bool = False,
+) -> dict[str, Any]:
+    """Evaluate evidence retrieval on a LoCoMo file; return the result dict of docs/EVAL.md.
+
+    Each conversation is indexed into its own namespace (one turn = one ``kind="turn"``
+    entry stamped with its session's start time). Every question with usable evidence is
+    searched once per preset in its conversation's namespace with ``k=max(k, depth)``.
+    Categories 1-4 make the overall numbers and ``by_category``; category 5 (adversarial)
+    is reported apart under ``category_5``. ``limit_queries`` keeps the first N usable
+    questions in file order (and indexes only the conversations they need).
+    """
+    names = _check_presets(presets)
+    samples = load_locomo(path)
+    selected: list[tuple[LocomoSample, Any]] = [(s, q) for s in samples for q in s.questions if q.evidence]
+    if limit_queries:
+        selected = selected[:limit_queries]
+    if not selected:
+        raise ValueError(f"{path}: no question with usable evidence to evaluate")
+    needed = {s.sample_id for s, _ in selected}
+    to_index = [s for s in samples if s.sample_id in needed]
+    emb, emb_name = _embedder(embedder, cache_dir)
+    search_k = max(k, depth)
+    result = _meta("locomo", Path(path).stem, emb_name, k, search_k)
+    n_main = sum(1 for _, q in selected if q.category != 5)
+    result.update(
+        n_queries=n_main,
+        n_queries_category_5=len(selected) - n_main,
+        n_conversations=len(to_index),
+        n_turns=sum(len(sess.turns) for s in to_index for sess in s.sessions),
+        categories={str(c): name for c, name in LOCOMO_CATEGORIES.items()},
+        evidence=_evidence_summary(samples),
+        results=[],
+    )
+    id_to_turn: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="engram-eval-") as tmp, _progress(progress) as bar:
+        with _open_memory(tmp, "default", emb) as mem:
+            task = bar.add_task("index turns", total=result["n_turns"])
+            index_s = 0.0
+            for sample in to_index:
+                ns = _namespace(sample.sample_id)
+                entries = _turn_entries(sample, ns)
+                ids, seconds = _index(mem, entries, ns, bar, task)
+                index_s += seconds
+                id_to_turn.update(zip(ids, (e.source.turn_id or "" for e in entries)))
+            for preset in names:
+                first_sample, first_q = selected[0]
+                mem.search(first_q.question, k=search_k, namespace=_namespace(first_sample.sample_id), preset=preset)
+                task = bar.add_task(f"{preset:>9}", total=len(selected))
+                by_cat: dict[int, list[dict[str, float]]] = {}
+                lat: list[float] = []
+                per_query: list[dict[str, Any]] = []
+                for sample, q in selected:
+                    ns = _namespace(sample.sample_id)
+                    res, ms = _timed(lambda: mem.search(q.question, k=search_k, namespace=ns, preset=preset))
+                    ranking = hits_to_turns(res.hits, id_to_turn)
+                    scores = _score(ranking, set(q.evidence), k, (5, 100, depth))
+                    by_cat.setdefault(q.category, []).append(scores)
+                    lat.append(ms)
+                    if details:
+                        per_query.append(
+                            {"sample_id": sample.sample_id, "qa_index": q.index, "category": q.category,
+                             **scores, "latency_ms": round(ms, 3), "top": [list(p) for p in ranking[:k]]}
+                        )
+                    bar.advance(task)
+                main_rows = [r for c, rows in by_cat.items() if c != 5 for r in rows]
+                row: dict[str, Any] = {"preset": preset, **_average(main_rows)}
+                if not main_rows:
+                    row.update({key: None for key in ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")})
+                row.update(
+                    latency_ms=_latency(lat),
+                    index_s=round(index_s, 3),
+                    by_category={
+                        str(c): {"n": len(by_cat[c]), **_average(by_cat[c])} for c in sorted(by_cat) if c != 5
+                    },
+                    category_5=({"n": len(by_cat[5]), **_average(by_cat[5])} if 5 in by_cat else None),
+                )
+                if details:
+                    row["per_query"] = per_query
+                result["results"].append(row)
+    result["index_s"] = round(index_s, 3)
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return result
+

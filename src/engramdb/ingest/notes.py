@@ -1,0 +1,68 @@
+"""A folder of ``.md``/``.txt`` notes: each file is chunked, keeping its path and heading path.
+
+Re-importing is incremental: unchanged chunks are skipped; chunks of a changed file that no
+longer exist are removed in the same transaction as the new ones are written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import InputError
+from ..model import Entry, Source
+from ..store.base import Filters
+from ..text.chunk import chunk_markdown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory import Memory
+
+NOTE_SUFFIXES = (".md", ".markdown", ".txt")
+
+
+def note_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and p.suffix.lower() in NOTE_SUFFIXES and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+def note_entries(file: Path, rel_path: str, namespace: str) -> list[Entry]:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    entries = []
+    for index, chunk in enumerate(chunk_markdown(text)):
+        heading = " > ".join(chunk.heading_path)
+        body = f"{heading}\n{chunk.text}" if heading else chunk.text
+        entries.append(
+            Entry(
+                text=body,
+                kind="chunk",
+                namespace=namespace,
+                topic=chunk.heading_path[0] if chunk.heading_path else None,
+                source=Source(doc_id=rel_path, path=rel_path, chunk_index=index, heading_path=chunk.heading_path),
+            ).normalized(namespace)
+        )
+    return entries
+
+
+def import_notes(memory: "Memory", root: Path, *, namespace: str,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    files = note_files(root)
+    base = root if root.is_dir() else root.parent
+    written = unchanged = removed = chunks = 0
+    for done, file in enumerate(files, start=1):
+        rel = file.relative_to(base).as_posix()
+        entries = note_entries(file, rel, namespace)
+        current = {e.id for e in entries}
+        stale = [i for i in memory.store.ids(namespace, Filters(path=rel)) if i not in current]
+        w, u = memory.write_batch(entries, stale_ids=stale)
+        written, unchanged, removed, chunks = written + w, unchanged + u, removed + len(stale), chunks + len(entries)
+        if progress is not None:
+            progress(done, len(files))
+    return {"path": str(root), "files": len(files), "entries": chunks, "written": written,
+            "unchanged": unchanged, "removed": removed}

@@ -1,0 +1,248 @@
+"""`Memory`: the facade users hold. It wires the store, the embedder and the search pipeline."""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder
+from .errors import EngramError, InputError, ModelMismatchError
+from .model import Entry, SearchResult, normalize_timestamp
+from .pipeline.presets import Preset, load_preset
+from .pipeline.search import SearchPipeline
+from .store.base import Filters
+from .store.sqlite import SQLiteStore
+
+DEFAULT_DB = "engram.db"
+ProgressCallback = Callable[[int, int], None]
+
+
+def default_db_path() -> str:
+    """``$ENGRAM_DB`` if set, else ``./engram.db``."""
+    return os.environ.get("ENGRAM_DB") or DEFAULT_DB
+
+
+class Memory:
+    """A memory store in one SQLite file.
+
+    >>> with Memory("notes.db") as mem:                       # doctest: +SKIP
+    ...     mem.add(["Alice moved to Berlin in May 2023.", "项目代号是 XYZ。"])
+    ...     for hit in mem.search("where does Alice live?", k=3):
+    ...         print(round(hit.score, 4), hit.text)
+
+    ``namespace`` scopes every call (one user, one agent, one conversation...).
+    ``embedder`` is a name from `engramdb.embed.EMBEDDER_NAMES` or an `Embedder`; by default
+    the model the store was built with, or ``e5-small`` for a new store. A store never mixes
+    vectors of two models: asking for another raises `ModelMismatchError`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        namespace: str = "default",
+        embedder: str | Embedder | None = None,
+        *,
+        read_only: bool = False,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        self.path = str(path or default_db_path())
+        self.namespace = namespace
+        self.store = SQLiteStore(self.path, read_only=read_only)
+        self._embedder_spec = embedder
+        self._cache_dir = cache_dir
+        self._embedder: Embedder | None = None
+        self._embedder_lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram")
+        # Fail fast on a model mismatch, before any model is loaded.
+        recorded = self.store.embedder_name
+        if recorded and embedder is not None:
+            wanted = get_embedder_name(embedder) if isinstance(embedder, str) else embedder.name
+            if wanted != recorded:
+                self.store.close()
+                raise ModelMismatchError(
+                    f"store {self.path} holds vectors from {recorded!r}; it cannot be used with {wanted!r}. "
+                    "Open it without --embedder (or with the same one), or import into a new store."
+                )
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Persist the vector graph (if any) and close the file."""
+        self._executor.shutdown(wait=True)
+        try:
+            self.store.save_vector_snapshot()
+        finally:
+            self.store.close()
+
+    # -- embedder ------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use."""
+        if self._embedder is None:
+            with self._embedder_lock:
+                if self._embedder is None:
+                    spec = self._embedder_spec
+                    if spec is None:
+                        spec = self.store.embedder_name or os.environ.get("ENGRAM_EMBEDDER") or DEFAULT_EMBEDDER
+                    embedder = spec if not isinstance(spec, str) else get_embedder(spec, cache_dir=self._cache_dir)
+                    self.store.bind_embedder(embedder.name, embedder.dim)
+                    self._embedder = embedder
+        return self._embedder
+
+    # -- writes --------------------------------------------------------------------------
+    def add(
+        self,
+        items: Iterable[str | Entry | dict[str, Any]] | str | Entry,
+        *,
+        namespace: str | None = None,
+        kind: str = "fact",
+        batch_size: int = 256,
+        progress: ProgressCallback | None = None,
+    ) -> list[str]:
+        """Store texts or entries; returns their ids in input order.
+
+        Plain strings become entries of ``kind``. Entries already stored unchanged are
+        skipped (re-adding is a no-op). All items are validated first, so a bad item raises
+        `InputError` before anything is written; then each batch of ``batch_size`` is one
+        transaction.
+        """
+        if isinstance(items, (str, Entry, dict)):
+            items = [items]
+        entries = self._normalize(items, namespace or self.namespace, kind)
+        total = len(entries)
+        for start in range(0, total, batch_size):
+            self.write_batch(entries[start : start + batch_size])
+            if progress is not None:
+                progress(min(start + batch_size, total), total)
+        return [e.id for e in entries]  # type: ignore[misc]
+
+    def _normalize(self, items: Iterable[str | Entry | dict[str, Any]], namespace: str, kind: str) -> list[Entry]:
+        entries: list[Entry] = []
+        for index, item in enumerate(items):
+            try:
+                if isinstance(item, str):
+                    entry = Entry(text=item, kind=kind, namespace=namespace)
+                elif isinstance(item, dict):
+                    entry = Entry.from_dict(item)
+                elif isinstance(item, Entry):
+                    entry = item
+                else:
+                    raise ValueError(f"expected a string, Entry or dict, got {type(item).__name__}")
+                entries.append(entry.normalized(namespace if not entry.namespace or entry.namespace == "default" else entry.namespace))
+            except (ValueError, TypeError) as exc:
+                raise InputError(f"item {index}: {exc}") from exc
+        return entries
+
+    def write_batch(self, entries: Sequence[Entry], stale_ids: Sequence[str] = ()) -> tuple[int, int]:
+        """Write normalised entries in one transaction (also deleting `stale_ids`).
+
+        Returns (written, unchanged). Embedding happens before the transaction opens, so a
+        slow model never holds the write lock.
+        """
+        unique = list({e.id: e for e in entries}.values())
+        new, unchanged, changed = self.store.classify(unique)
+        todo = new + changed
+        if not todo and not stale_ids:
+            return 0, len(unchanged)
+        vectors = self.embedder.embed_documents([e.text for e in todo]) if todo else None
+        replace = [e.id for e in changed] + [i for i in stale_ids if i not in {e.id for e in unique}]
+        self.store.upsert(todo, vectors, replace=replace)  # type: ignore[arg-type]
+        return len(todo), len(unchanged)
+
+    def delete(
+        self,
+        ids: Sequence[str] | str | None = None,
+        *,
+        filters: Filters | dict[str, Any] | None = None,
+        namespace: str | None = None,
+        all: bool = False,
+    ) -> int:
+        """Delete entries by id and/or filter within the namespace. Returns how many.
+
+        Deleting with neither ids nor filters requires ``all=True``, so a slip cannot wipe a namespace.
+        """
+        parsed = Filters.parse(filters)
+        if ids is None and parsed.is_empty() and not all:
+            raise InputError("delete needs ids or filters (or all=True to empty the namespace)")
+        if isinstance(ids, str):
+            ids = [ids]
+        return self.store.delete(namespace or self.namespace, ids=list(ids) if ids is not None else None, filters=parsed)
+
+    # -- reads ---------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        filters: Filters | dict[str, Any] | None = None,
+        namespace: str | None = None,
+        preset: str | Preset = "default",
+        group_by: str | None = None,
+        now: str | datetime | None = None,
+    ) -> SearchResult:
+        """The ``k`` most useful entries for ``query``, best first, each with per-channel evidence.
+
+        ``filters`` are hard constraints applied inside every channel (see `Filters`).
+        ``group_by="doc"`` keeps only the best chunk per document. ``now`` is the reference
+        time for relative expressions; it is recorded in the trace.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("query must be a non-empty string")
+        if k < 1:
+            raise InputError("k must be at least 1")
+        parsed = Filters.parse(filters)
+        chosen = load_preset(preset)
+        embedder = self.embedder if "semantic" in chosen.channels else None
+        pipeline = SearchPipeline(self.store, embedder, self._executor)
+        result = pipeline.run(query, k, chosen, namespace or self.namespace, parsed, group_by=group_by)
+        result.trace["now"] = normalize_timestamp(now) if now is not None else None
+        return result
+
+    def get(self, ids: Sequence[str] | str) -> list[Entry]:
+        """Entries by id (missing ids are skipped), in the order asked."""
+        if isinstance(ids, str):
+            ids = [ids]
+        return self.store.get(list(ids))
+
+    def count(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
+              all_namespaces: bool = False) -> int:
+        """How many entries match (in this namespace unless ``all_namespaces``)."""
+        ns = None if all_namespaces else (namespace or self.namespace)
+        return self.store.count(ns, Filters.parse(filters))
+
+    def stats(self) -> dict[str, Any]:
+        """Counts per namespace and kind, the embedding model and file size."""
+        return self.store.stats()
+
+    def import_path(self, path: str | Path, *, progress: ProgressCallback | None = None,
+                    namespace: str | None = None) -> dict[str, Any]:
+        """Import a JSONL file of entries or a folder of ``.md``/``.txt`` notes. See `engramdb.ingest`."""
+        from .ingest import import_path
+
+        return import_path(self, Path(path), namespace=namespace or self.namespace, progress=progress)
+
+
+def get_embedder_name(spec: str) -> str:
+    """The model name an embedder spec resolves to, without loading the model."""
+    from .embed.local import E5SmallEmbedder, MiniLMEmbedder
+
+    lowered = spec.lower()
+    if lowered in ("e5-small", "multilingual-e5-small", E5SmallEmbedder.name.lower()):
+        return E5SmallEmbedder.name
+    if lowered in ("minilm", "paraphrase-minilm-l3-v2", MiniLMEmbedder.name.lower()):
+        return MiniLMEmbedder.name
+    if lowered.startswith("openai:") or lowered.startswith("openai/"):
+        return "openai/" + spec.split(":", 1)[-1].split("/", 1)[-1]
+    raise InputError(f"unknown embedder {spec!r}")
+
+
+__all__ = ["Memory", "default_db_path", "EngramError"]

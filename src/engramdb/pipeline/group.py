@@ -1,0 +1,34 @@
+"""Grouping: collapse several chunks of one source into its best-scoring chunk."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from ..model import Candidate, Entry
+
+GROUP_KEYS = ("doc", "path", "session")
+
+
+def group_key(entry: Entry, by: str) -> str | None:
+    src = entry.source
+    if by == "doc":
+        return src.doc_id or src.path
+    if by == "path":
+        return src.path
+    if by == "session":
+        return src.session_id
+    raise InputError(f"group_by must be one of {', '.join(GROUP_KEYS)}, not {by!r}")
+
+
+def collapse(candidates: list[Candidate], by: str) -> list[Candidate]:
+    """Keep the first (best) candidate per group; entries without a group key stay as they are."""
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for cand in candidates:
+        assert cand.entry is not None
+        key = group_key(cand.entry, by)
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(cand)
+    return out

@@ -1,0 +1,97 @@
+"""Presets: named pipeline configurations stored as TOML data, not code paths.
+
+Shipped presets live in ``engramdb/pipeline/presets/*.toml``; a user passes a path to a
+TOML file of the same shape to use their own.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from ..errors import InputError
+
+CHANNELS = ("semantic", "lexical", "symbolic")
+FUSION_METHODS = ("rrf",)
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelConfig:
+    k: int = 50
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    name: str
+    description: str = ""
+    channels: dict[str, ChannelConfig] = field(default_factory=dict)
+    fusion: str = "rrf"
+    rrf_k: int = 60
+
+
+def _shipped() -> dict[str, str]:
+    folder = resources.files("engramdb.pipeline").joinpath("presets")
+    return {p.name[:-5]: p.read_text(encoding="utf-8") for p in folder.iterdir() if p.name.endswith(".toml")}
+
+
+PRESET_NAMES: tuple[str, ...] = tuple(sorted(_shipped(), key=lambda n: (n != "default", n)))
+
+
+def parse_preset(name: str, text: str) -> Preset:
+    """Validate preset TOML; every mistake is an InputError naming the preset and the field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"preset {name!r}: invalid TOML: {exc}") from exc
+    unknown = set(data) - {"description", "channels", "fusion"}
+    if unknown:
+        raise InputError(f"preset {name!r}: unknown section(s) {', '.join(sorted(unknown))}")
+    channels: dict[str, ChannelConfig] = {}
+    for channel, conf in (data.get("channels") or {}).items():
+        if channel not in CHANNELS:
+            raise InputError(f"preset {name!r}: unknown channel {channel!r} (known: {', '.join(CHANNELS)})")
+        if not isinstance(conf, dict) or set(conf) - {"k", "weight"}:
+            raise InputError(f"preset {name!r}: channel {channel!r} takes only 'k' and 'weight'")
+        k, weight = conf.get("k", 50), conf.get("weight", 1.0)
+        if not isinstance(k, int) or k < 1:
+            raise InputError(f"preset {name!r}: channels.{channel}.k must be a positive integer")
+        if not isinstance(weight, (int, float)) or weight < 0:
+            raise InputError(f"preset {name!r}: channels.{channel}.weight must be a number >= 0")
+        channels[channel] = ChannelConfig(k=k, weight=float(weight))
+    if not channels:
+        raise InputError(f"preset {name!r}: needs at least one channel under [channels.<name>]")
+    fusion = data.get("fusion") or {}
+    method = fusion.get("method", "rrf")
+    if method not in FUSION_METHODS:
+        raise InputError(f"preset {name!r}: fusion.method must be one of {', '.join(FUSION_METHODS)}")
+    rrf_k = fusion.get("k", 60)
+    if not isinstance(rrf_k, int) or rrf_k < 0:
+        raise InputError(f"preset {name!r}: fusion.k must be an integer >= 0")
+    return Preset(name=name, description=str(data.get("description", "")), channels=channels,
+                  fusion=method, rrf_k=rrf_k)
+
+
+_cache: dict[str, Preset] = {}
+
+
+def load_preset(name_or_path: "str | Preset") -> Preset:
+    """A shipped preset by name, or a user preset from a ``.toml`` path."""
+    if isinstance(name_or_path, Preset):
+        return name_or_path
+    if name_or_path in _cache:
+        return _cache[name_or_path]
+    shipped = _shipped()
+    if name_or_path in shipped:
+        preset = parse_preset(name_or_path, shipped[name_or_path])
+    elif name_or_path.endswith(".toml"):
+        path = Path(name_or_path)
+        if not path.is_file():
+            raise InputError(f"preset file {path} does not exist")
+        preset = parse_preset(path.stem, path.read_text(encoding="utf-8"))
+    else:
+        raise InputError(f"unknown preset {name_or_path!r}; choose one of {', '.join(PRESET_NAMES)} or a .toml path")
+    _cache[name_or_path] = preset
+    return preset

@@ -1,0 +1,28 @@
+"""A per-search record of what every stage did: inputs, candidates, scores and timings."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+
+class Trace:
+    """Collects stages in order; `to_dict()` is what `--json` and `--explain` show."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.stages: list[dict[str, Any]] = []
+
+    @contextmanager
+    def stage(self, name: str, **info: Any) -> Iterator[dict[str, Any]]:
+        record: dict[str, Any] = {"stage": name, **info}
+        start = time.perf_counter()
+        try:
+            yield record
+        finally:
+            record["ms"] = round((time.perf_counter() - start) * 1000, 3)
+            self.stages.append(record)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stages": self.stages, "total_ms": round(sum(s["ms"] for s in self.stages if "ms" in s), 3)}

@@ -1,0 +1,85 @@
+"""Names the store already knows (people, entities, places), matched against query text.
+
+No NER model is needed: the gazetteer is built from the tags of stored entries, per
+namespace, and rebuilt only when the store has changed since.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import TYPE_CHECKING
+
+from ..text.tokenize import normalize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sqlite import SQLiteStore
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[a-z0-9][a-z0-9'._\-]*")
+_FIELDS = ("person", "entity", "location")
+_MAX_WORDS = 5
+
+
+class Gazetteer:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seq = -1
+        self._names: dict[str | None, dict[str, list[tuple[str, str]]]] = {}
+        self._namespaces: set[str] = set()
+
+    def _sync(self, store: "SQLiteStore") -> None:
+        conn = store._reader()
+        seq = int(conn.execute("SELECT value FROM meta WHERE key = 'write_seq'").fetchone()[0])
+        if seq == self._seq:
+            return
+        with self._lock:
+            if seq == self._seq:
+                return
+            self._names = {}
+            self._namespaces = {ns for (ns,) in conn.execute("SELECT DISTINCT namespace FROM entries")}
+            self._seq = seq
+
+    def namespaces(self, store: "SQLiteStore") -> set[str]:
+        self._sync(store)
+        return self._namespaces
+
+    def names(self, store: "SQLiteStore", namespace: str | None) -> dict[str, list[tuple[str, str]]]:
+        """Lower-cased name -> [(field, value)] for one namespace (None: all)."""
+        self._sync(store)
+        cached = self._names.get(namespace)
+        if cached is not None:
+            return cached
+        sql = (
+            "SELECT DISTINCT t.field, t.value FROM tags t JOIN entries e ON e.rowid = t.rowid "
+            f"WHERE t.field IN ({','.join('?' * len(_FIELDS))})"
+        )
+        params: list[str] = list(_FIELDS)
+        if namespace is not None:
+            sql += " AND e.namespace = ?"
+            params.append(namespace)
+        table: dict[str, list[tuple[str, str]]] = {}
+        for field, value in store._reader().execute(sql, params):
+            table.setdefault(value, []).append((field, value))
+        self._names[namespace] = table
+        return table
+
+    def match(self, store: "SQLiteStore", namespace: str | None, query: str) -> list[tuple[str, str]]:
+        """(field, value) pairs for every known name that occurs in the query."""
+        table = self.names(store, namespace)
+        if not table:
+            return []
+        text = normalize(query)
+        found: dict[tuple[str, str], None] = {}
+        words = [w.strip("'._-") for w in _WORD.findall(text)]
+        words = [w[:-2] if w.endswith("'s") else w for w in words]
+        for size in range(1, _MAX_WORDS + 1):
+            for start in range(0, len(words) - size + 1):
+                for pair in table.get(" ".join(words[start : start + size]), ()):
+                    found[pair] = None
+        for run in _CJK_RUN.findall(text):
+            for size in range(2, min(len(run), 8) + 1):
+                for start in range(0, len(run) - size + 1):
+                    for pair in table.get(run[start : start + size], ()):
+                        found[pair] = None
+        return list(found)

@@ -1,0 +1,471 @@
+"""The embedded default store: one SQLite file (WAL) with entries, FTS5 BM25, vectors and tags.
+
+We use `apsw` rather than the standard `sqlite3` module: it ships a recent SQLite with FTS5
+and `contentless_delete`, and the standard module here cannot load extensions. One writer
+connection (guarded by a lock) and one reader connection per thread: WAL lets readers run
+while a batch is written, and each write batch is a single transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import apsw
+import numpy as np
+
+from ..errors import EngramError, ModelMismatchError
+from ..model import Entry, Source, timestamp_epoch, utc_now
+from ..text.tokenize import analyze, fts_match_expression
+from .base import Filters
+from .gazetteer import Gazetteer
+from .vectors import VectorIndex
+
+SCHEMA_VERSION = "1"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    namespace TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    timestamp TEXT,
+    ts REAL,
+    location TEXT,
+    topic TEXT,
+    doc_id TEXT,
+    path TEXT,
+    session_id TEXT,
+    turn_id TEXT,
+    speaker TEXT,
+    data TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_ns_kind ON entries(namespace, kind);
+CREATE INDEX IF NOT EXISTS entries_ns_ts ON entries(namespace, ts);
+CREATE INDEX IF NOT EXISTS entries_ns_doc ON entries(namespace, doc_id);
+CREATE INDEX IF NOT EXISTS entries_ns_path ON entries(namespace, path);
+CREATE INDEX IF NOT EXISTS entries_ns_session ON entries(namespace, session_id);
+CREATE TABLE IF NOT EXISTS tags (
+    field TEXT NOT NULL, value TEXT NOT NULL, rowid INTEGER NOT NULL,
+    PRIMARY KEY (field, value, rowid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tags_rowid ON tags(rowid);
+CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS ann_snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 1), del_seq INTEGER NOT NULL, count INTEGER NOT NULL,
+    max_rowid INTEGER NOT NULL, blob BLOB NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    body, tags, content='', contentless_delete=1,
+    tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
+);
+"""
+# BM25 column weights: body text, then keywords/persons/entities/topic.
+_BM25 = "bm25(fts, 1.0, 0.6)"
+
+
+def _tag_rows(entry: Entry) -> list[tuple[str, str]]:
+    rows = [("person", p) for p in entry.persons] + [("entity", e) for e in entry.entities]
+    rows += [("keyword", k) for k in entry.keywords]
+    if entry.location:
+        rows.append(("location", entry.location))
+    if entry.source.speaker:
+        rows.append(("person", entry.source.speaker))
+    return sorted({(f, v.strip().lower()) for f, v in rows if v.strip()})
+
+
+class SQLiteStore:
+    """`Store` on one SQLite file. Thread-safe: concurrent readers, one writer at a time."""
+
+    def __init__(self, path: str | Path, read_only: bool = False) -> None:
+        self.path = str(Path(path).expanduser())
+        if self.path == ":memory:":
+            raise EngramError("an in-memory store cannot be shared between threads; give a file path")
+        self.read_only = read_only
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        self._connections: list[apsw.Connection] = []
+        self._conn_lock = threading.Lock()
+        flags = apsw.SQLITE_OPEN_READONLY if read_only else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        try:
+            self._writer = apsw.Connection(self.path, flags=flags)
+        except apsw.Error as exc:
+            raise EngramError(f"cannot open store {self.path}: {exc}") from exc
+        self._writer.set_busy_timeout(30_000)
+        if not read_only:
+            self._writer.execute("PRAGMA journal_mode=WAL")
+            self._writer.execute("PRAGMA synchronous=NORMAL")
+            with self._writer:
+                self._writer.execute(_SCHEMA)
+                self._writer.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?), ('write_seq', '0'), "
+                    "('delete_seq', '0')",
+                    (SCHEMA_VERSION,),
+                )
+        self.embedder_name = self._meta("embedder")
+        self._vectors: VectorIndex | None = None
+        self.gazetteer = Gazetteer()
+        self._closed = False
+
+    # -- connections ---------------------------------------------------------------------
+    def _reader(self) -> apsw.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = apsw.Connection(self.path, flags=apsw.SQLITE_OPEN_READONLY if self.read_only else apsw.SQLITE_OPEN_READWRITE)
+            conn.set_busy_timeout(30_000)
+            self._local.conn = conn
+            with self._conn_lock:
+                self._connections.append(conn)
+        return conn
+
+    def _meta(self, key: str, conn: apsw.Connection | None = None) -> str | None:
+        row = (conn or self._writer).execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def _seqs(self, conn: apsw.Connection) -> tuple[int, int]:
+        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('write_seq', 'delete_seq')").fetchall())
+        return int(rows.get("write_seq", 0)), int(rows.get("delete_seq", 0))
+
+    # -- model binding -------------------------------------------------------------------
+    def bind_embedder(self, name: str, dim: int) -> None:
+        """Record the embedding model on first use; refuse a different one afterwards."""
+        stored = self._meta("embedder")
+        if stored is None:
+            if self.read_only:
+                return
+            with self._write_lock, self._writer:
+                self._writer.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?), ('dim', ?)", (name, str(dim)))
+            stored = name
+        elif stored != name:
+            raise ModelMismatchError(
+                f"store {self.path} holds vectors from {stored!r}; it cannot be searched or extended with {name!r}. "
+                f"Open it with that embedder, or re-import into a new store."
+            )
+        self.embedder_name = stored
+        self._vectors = self._vectors or VectorIndex(dim)
+
+    # -- writes --------------------------------------------------------------------------
+    def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
+        """Split normalised entries into (new, unchanged ids, changed) by their stored form."""
+        conn = self._reader()
+        stored: dict[str, str] = {}
+        ids = [e.id for e in entries]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            stored.update(conn.execute(f"SELECT id, data FROM entries WHERE id IN ({marks})", chunk).fetchall())
+        new, unchanged, changed = [], [], []
+        for entry in entries:
+            if entry.id not in stored:
+                new.append(entry)
+                continue
+            old = json.loads(stored[entry.id])
+            mine = entry.to_dict()
+            mine["created_at"] = old.get("created_at")
+            if old == mine:
+                unchanged.append(entry.id)  # type: ignore[arg-type]
+            else:
+                changed.append(entry)
+        return new, unchanged, changed
+
+    def upsert(self, entries: Sequence[Entry], vectors: np.ndarray | None, replace: Sequence[str] = ()) -> None:
+        """Insert normalised entries (and their vectors, same order) in ONE transaction.
+
+        `replace` lists ids to delete first (entries whose fields changed). Any error rolls
+        the whole batch back, leaving the store exactly as before.
+        """
+        if self.read_only:
+            raise EngramError("the store is open read-only")
+        if vectors is not None and len(vectors) != len(entries):
+            # Checked again row by row below; this early message is the clearer one.
+            pass
+        now = utc_now()
+        with self._write_lock, self._writer:
+            conn = self._writer
+            if replace:
+                self._delete_ids(conn, list(replace))
+            for i, entry in enumerate(entries):
+                entry.created_at = entry.created_at or now
+                src = entry.source
+                conn.execute(
+                    "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, location, topic, doc_id, path, "
+                    "session_id, turn_id, speaker, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp, timestamp_epoch(entry.timestamp),
+                     entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker,
+                     json.dumps(entry.to_dict(), ensure_ascii=False), entry.created_at),
+                )
+                rowid = conn.last_insert_rowid()
+                tag_rows = _tag_rows(entry)
+                conn.executemany("INSERT OR IGNORE INTO tags(field, value, rowid) VALUES (?,?,?)",
+                                 [(f, v, rowid) for f, v in tag_rows])
+                tag_text = " ".join(entry.keywords + entry.persons + entry.entities + ([entry.topic] if entry.topic else []))
+                conn.execute("INSERT INTO fts(rowid, body, tags) VALUES (?,?,?)",
+                             (rowid, " ".join(analyze(entry.text)), " ".join(analyze(tag_text))))
+                if vectors is not None:
+                    vec = np.ascontiguousarray(vectors[i], dtype=np.float32)
+                    if self._vectors is not None and vec.shape != (self._vectors.dim,):
+                        raise EngramError(f"vector {i} has shape {vec.shape}, expected ({self._vectors.dim},)")
+                    conn.execute("INSERT INTO vectors(rowid, vec) VALUES (?, ?)", (rowid, vec.tobytes()))
+            conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'write_seq'")
+
+    def _delete_ids(self, conn: apsw.Connection, ids: list[str]) -> int:
+        deleted = 0
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rowids = [r for (r,) in conn.execute(f"SELECT rowid FROM entries WHERE id IN ({marks})", chunk)]
+            for rowid in rowids:
+                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                conn.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
+                conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
+                conn.execute("DELETE FROM entries WHERE rowid = ?", (rowid,))
+            deleted += len(rowids)
+        if deleted:
+            conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('write_seq', 'delete_seq')")
+        return deleted
+
+    def delete(self, namespace: str | None, ids: Sequence[str] | None = None, filters: Filters | None = None) -> int:
+        if self.read_only:
+            raise EngramError("the store is open read-only")
+        with self._write_lock, self._writer:
+            where, params = self._where(namespace, filters or Filters())
+            sql = f"SELECT e.id FROM entries e WHERE {where}"
+            if ids is not None:
+                sql += f" AND e.id IN ({','.join('?' * len(ids))})"
+                params = params + list(ids)
+            targets = [r for (r,) in self._writer.execute(sql, params)]
+            return self._delete_ids(self._writer, targets)
+
+    # -- reads ---------------------------------------------------------------------------
+    @staticmethod
+    def _entry(data: str) -> Entry:
+        raw = json.loads(data)
+        raw["source"] = Source.from_dict(raw.get("source"))
+        return Entry(**raw)
+
+    def get(self, ids: Sequence[str]) -> list[Entry]:
+        conn = self._reader()
+        found: dict[str, Entry] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for entry_id, data in conn.execute(f"SELECT id, data FROM entries WHERE id IN ({marks})", chunk):
+                found[entry_id] = self._entry(data)
+        return [found[i] for i in ids if i in found]
+
+    def fetch(self, rowids: Sequence[int]) -> dict[int, Entry]:
+        conn = self._reader()
+        out: dict[int, Entry] = {}
+        rowids = list(rowids)
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for rowid, data in conn.execute(f"SELECT rowid, data FROM entries WHERE rowid IN ({marks})", chunk):
+                out[rowid] = self._entry(data)
+        return out
+
+    def iter_entries(self, namespace: str | None = None) -> Iterator[Entry]:
+        where, params = self._where(namespace, Filters())
+        for (data,) in self._reader().execute(f"SELECT data FROM entries e WHERE {where} ORDER BY rowid", params):
+            yield self._entry(data)
+
+    def ids(self, namespace: str | None, filters: Filters) -> list[str]:
+        where, params = self._where(namespace, filters)
+        return [r for (r,) in self._reader().execute(f"SELECT e.id FROM entries e WHERE {where}", params)]
+
+    def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
+        where, params = self._where(namespace, filters or Filters())
+        return int(self._reader().execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0])
+
+    # -- filters -------------------------------------------------------------------------
+    @staticmethod
+    def _where(namespace: str | None, f: Filters) -> tuple[str, list[Any]]:
+        """SQL conditions on alias `e` (entries) for a namespace and filters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if namespace is not None:
+            clauses.append("e.namespace = ?")
+            params.append(namespace)
+        if f.kinds:
+            clauses.append(f"e.kind IN ({','.join('?' * len(f.kinds))})")
+            params += f.kinds
+        for field_name, values in (("person", f.persons), ("entity", f.entities), ("keyword", f.keywords)):
+            if values:
+                clauses.append(
+                    f"EXISTS (SELECT 1 FROM tags t WHERE t.field = '{field_name}' AND t.rowid = e.rowid "
+                    f"AND t.value IN ({','.join('?' * len(values))}))"
+                )
+                params += [v.strip().lower() for v in values]
+        if f.location:
+            clauses.append("lower(e.location) = ?")
+            params.append(f.location.strip().lower())
+        if f.topic:
+            clauses.append("lower(e.topic) = ?")
+            params.append(f.topic.strip().lower())
+        if f.since:
+            clauses.append("e.ts >= ?")
+            params.append(timestamp_epoch(f.since))
+        if f.until:
+            clauses.append("e.ts <= ?")
+            params.append(timestamp_epoch(f.until))
+        for column in ("doc_id", "path", "session_id", "turn_id", "speaker"):
+            value = getattr(f, column)
+            if value is not None:
+                clauses.append(f"e.{column} = ?")
+                params.append(value)
+        for key, value in f.metadata.items():
+            if not key.replace("_", "").replace("-", "").isalnum():
+                raise EngramError(f"metadata filter key {key!r} must be letters, digits, '_' or '-'")
+            if isinstance(value, bool):
+                value = int(value)
+            clauses.append(f"json_extract(e.data, '$.metadata.\"{key}\"') = ?")
+            params.append(value)
+        return (" AND ".join(clauses) or "1"), params
+
+    # -- channels ------------------------------------------------------------------------
+    def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
+        """BM25 over analysed text and tags, filters applied inside the query (prefilter)."""
+        expression = fts_match_expression(list(terms))
+        if expression is None:
+            return []
+        where, params = self._where(namespace, filters)
+        sql = (
+            f"SELECT fts.rowid, -{_BM25} AS score FROM fts JOIN entries e ON e.rowid = fts.rowid "
+            f"WHERE fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
+        )
+        return [(int(r), float(s)) for r, s in self._reader().execute(sql, [expression, *params, k])]
+
+    def semantic(self, vector: np.ndarray, k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
+        index = self._refresh_vectors()
+        if index is None:
+            return []
+        allowed = None
+        whole_store = namespace is None or self.gazetteer.namespaces(self) <= {namespace}
+        if not (filters.is_empty() and whole_store):
+            where, params = self._where(namespace, filters)
+
+            def allowed() -> set[int]:
+                return {r for (r,) in self._reader().execute(f"SELECT e.rowid FROM entries e WHERE {where}", params)}
+
+        with index.lock:
+            return index.search(np.asarray(vector, dtype=np.float32), k, allowed)
+
+    def symbolic(self, query: str, terms: Sequence[str], k: int, namespace: str | None,
+                 filters: Filters) -> list[tuple[int, float]]:
+        """Entries tagged with people/entities/places the query names, most names first.
+
+        Ties are broken by BM25 of the query inside that set, then recency.
+        """
+        names = self.gazetteer.match(self, namespace, query)
+        if not names:
+            return []
+        where, params = self._where(namespace, filters)
+        pairs = " OR ".join("(t.field = ? AND t.value = ?)" for _ in names)
+        pair_params = [x for name in names for x in name]
+        sql = (
+            f"SELECT t.rowid, count(DISTINCT t.field || ':' || t.value) AS n FROM tags t JOIN entries e ON e.rowid = t.rowid "
+            f"WHERE ({pairs}) AND {where} GROUP BY t.rowid ORDER BY n DESC, e.ts DESC LIMIT ?"
+        )
+        conn = self._reader()
+        matched = {int(r): int(n) for r, n in conn.execute(sql, [*pair_params, *params, max(k * 20, 1000)])}
+        if not matched:
+            return []
+        lexical: dict[int, float] = {}
+        expression = fts_match_expression(list(terms))
+        if expression is not None:
+            ids = list(matched)
+            for start in range(0, len(ids), 900):
+                chunk = ids[start : start + 900]
+                rows = conn.execute(
+                    f"SELECT rowid, -{_BM25} FROM fts WHERE fts MATCH ? AND rowid IN ({','.join('?' * len(chunk))})",
+                    [expression, *chunk],
+                )
+                lexical.update({int(r): float(s) for r, s in rows})
+        ranked = sorted(matched, key=lambda r: (-matched[r], -lexical.get(r, 0.0)))
+        return [(r, float(matched[r])) for r in ranked[:k]]
+
+    # -- vector index maintenance --------------------------------------------------------
+    def _refresh_vectors(self) -> VectorIndex | None:
+        """Bring the in-memory vector index up to date with the file (own or other writers)."""
+        index = self._vectors
+        if index is None:
+            return None
+        conn = self._reader()
+        seq, del_seq = self._seqs(conn)
+        if index.seq == seq and index.del_seq == del_seq:
+            return index
+        with index.lock:
+            if index.seq == seq and index.del_seq == del_seq:
+                return index
+            if index.del_seq != del_seq:
+                index.reset()
+                snap = conn.execute("SELECT del_seq, count, max_rowid, blob FROM ann_snapshot WHERE id = 1").fetchone()
+                if snap is not None and snap[0] == del_seq:
+                    rows = conn.execute("SELECT rowid, vec FROM vectors WHERE rowid <= ? ORDER BY rowid", (snap[2],))
+                    index.append(rows)
+                    if len(index) == snap[1]:
+                        index.restore_ann(snap[3], snap[1])
+                    else:
+                        index.reset()
+            rows = conn.execute("SELECT rowid, vec FROM vectors WHERE rowid > ? ORDER BY rowid", (index.max_rowid,))
+            index.append(rows)
+            index.ensure_ann()
+            index.seq, index.del_seq = seq, del_seq
+        return index
+
+    def save_vector_snapshot(self) -> bool:
+        """Persist the HNSW graph in the file so the next open skips rebuilding it."""
+        index = self._refresh_vectors()
+        if index is None or self.read_only:
+            return False
+        with index.lock:
+            blob = index.ann_bytes()
+            if blob is None:
+                return False
+            with self._write_lock, self._writer:
+                _, del_seq = self._seqs(self._writer)
+                if del_seq != index.del_seq:
+                    return False
+                self._writer.execute(
+                    "INSERT OR REPLACE INTO ann_snapshot(id, del_seq, count, max_rowid, blob) VALUES (1, ?, ?, ?, ?)",
+                    (del_seq, len(index), index.max_rowid, blob),
+                )
+        return True
+
+    def warm(self) -> None:
+        """Load the vector index now rather than on the first search."""
+        self._refresh_vectors()
+
+    # -- admin ---------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        conn = self._reader()
+        by_ns: dict[str, dict[str, int]] = {}
+        for ns, kind, n in conn.execute("SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind"):
+            by_ns.setdefault(ns, {})[kind] = n
+        total = sum(sum(v.values()) for v in by_ns.values())
+        size = Path(self.path).stat().st_size if Path(self.path).exists() else 0
+        return {
+            "path": self.path,
+            "count": total,
+            "namespaces": {ns: {"count": sum(k.values()), "kinds": k} for ns, k in sorted(by_ns.items())},
+            "embedder": self._meta("embedder", conn),
+            "dim": int(self._meta("dim", conn) or 0) or None,
+            "vectors": int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0]),
+            "schema_version": self._meta("schema_version", conn),
+            "file_bytes": size,
+            "sqlite_version": apsw.sqlite_lib_version(),
+        }
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._conn_lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._writer.close()

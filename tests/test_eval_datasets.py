@@ -1,0 +1,236 @@
+"""Loaders: the hand-made fixtures load as expected and malformed files fail clearly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from engramdb.eval.datasets import (
+    EvalDataError,
+    load_beir,
+    load_locomo,
+    normalize_evidence,
+    parse_locomo_datetime,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+BEIR = FIXTURES / "emberroot"
+LOCOMO = FIXTURES / "locomo_tiny.json"
+
+
+# --------------------------------------------------------------------------- BEIR
+
+
+def test_load_beir_fixture() -> None:
+    ds = load_beir(BEIR)
+    assert ds.name == "emberroot"
+    assert len(ds.corpus) == 20
+    assert len(ds.queries) == 10
+    # q9 has only a grade-0 judgement, q10 has none: both are left out
+    assert ds.query_ids == [f"q{i}" for i in range(1, 9)]
+    assert ds.relevant("q1") == {"d04": 2, "d17": 1}
+    assert ds.relevant("q9") == {}
+    doc = ds.corpus["d18"]
+    assert doc.title == "Why it glows"
+    assert doc.text.startswith("The glow comes from luminous fungi")
+    assert doc.metadata == {"topic": "emberroot"}
+    assert ds.qrels_missing_docs == 0 and ds.qrels_missing_queries == 0
+
+
+def _beir_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "set"
+    shutil.copytree(BEIR, target)
+    return target
+
+
+def _replace_line(path: Path, lineno: int, text: str) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[lineno - 1] = text
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("file", "lineno", "content", "reason"),
+    [
+        ("corpus.jsonl", 3, '{"_id": "d03", "title": "x", "text": ', "invalid JSON"),
+        ("corpus.jsonl", 4, '{"title": "no id", "text": "t"}', "missing required field '_id'"),
+        ("corpus.jsonl", 5, '{"_id": "d01", "text": "again"}', "duplicate document id 'd01'"),
+        ("corpus.jsonl", 6, '{"_id": "d06", "text": 42}', "field 'text' must be a string"),
+        ("corpus.jsonl", 7, '["not", "an", "object"]', "expected a JSON object"),
+        ("queries.jsonl", 2, '{"_id": "q2"}', "missing required field 'text'"),
+        ("queries.jsonl", 3, '{"_id": "q3", "text": "   "}', "empty text"),
+        ("qrels/test.tsv", 2, "q1\td04", "expected 3 columns"),
+        ("qrels/test.tsv", 4, "q2\td07\tvery", "is not a number"),
+        ("qrels/test.tsv", 5, "q3\td08\t1.5", "not an integer grade"),
+    ],
+)
+def test_load_beir_errors_name_file_line_and_reason(
+    tmp_path: Path, file: str, lineno: int, content: str, reason: str
+) -> None:
+    root = _beir_copy(tmp_path)
+    _replace_line(root / file, lineno, content)
+    with pytest.raises(EvalDataError) as info:
+        load_beir(root)
+    message = str(info.value)
+    assert message.startswith(f"{root / file}:{lineno}: ")
+    assert reason in message
+    assert info.value.line == lineno
+
+
+def test_load_beir_missing_files(tmp_path: Path) -> None:
+    root = _beir_copy(tmp_path)
+    (root / "qrels" / "test.tsv").unlink()
+    with pytest.raises(EvalDataError, match=r"qrels/test\.tsv: file not found"):
+        load_beir(root)
+    with pytest.raises(EvalDataError, match="not a directory"):
+        load_beir(tmp_path / "nowhere")
+
+
+def test_load_beir_no_evaluable_query(tmp_path: Path) -> None:
+    root = _beir_copy(tmp_path)
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq9\td19\t0\n", encoding="utf-8")
+    with pytest.raises(EvalDataError, match="no judged query"):
+        load_beir(root)
+
+
+def test_load_beir_counts_dangling_qrels(tmp_path: Path) -> None:
+    root = _beir_copy(tmp_path)
+    with (root / "qrels" / "test.tsv").open("a", encoding="utf-8") as f:
+        f.write("q1\td99\t1\nq77\td01\t1\n")
+    ds = load_beir(root)
+    assert ds.qrels_missing_docs == 1
+    assert ds.qrels_missing_queries == 1
+    assert ds.relevant("q1") == {"d04": 2, "d17": 1, "d99": 1}
+
+
+# --------------------------------------------------------------------------- LoCoMo
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1:56 pm on 8 May, 2023", datetime(2023, 5, 8, 13, 56)),
+        ("9:15 am on 3 March, 2024", datetime(2024, 3, 3, 9, 15)),
+        ("12:30 am on 1 January, 2024", datetime(2024, 1, 1, 0, 30)),
+        ("12:05 pm on 1 Jan, 2024", datetime(2024, 1, 1, 12, 5)),
+        ("11:05 PM on 31 December 2025", datetime(2025, 12, 31, 23, 5)),
+    ],
+)
+def test_parse_locomo_datetime(text: str, expected: datetime) -> None:
+    assert parse_locomo_datetime(text) == expected
+
+
+@pytest.mark.parametrize("text", ["yesterday", "13:00 pm on 1 May, 2023", "1:00 pm on 1 Mayo, 2023", "1:00 pm on 31 February, 2023"])
+def test_parse_locomo_datetime_rejects(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_locomo_datetime(text)
+
+
+@pytest.mark.parametrize(
+    ("raw", "ids", "fragments"),
+    [
+        ("D1:3", ["D1:3"], []),
+        ("D:11:26", ["D11:26"], []),
+        ("D30:05", ["D30:5"], []),
+        ("D8:6; D9:17", ["D8:6", "D9:17"], []),
+        ("D9:1 D4:4 D4:6", ["D9:1", "D4:4", "D4:6"], []),
+        ("D2:1,D2:2", ["D2:1", "D2:2"], []),
+        ("D 4 : 36", ["D4:36"], []),
+        ("D10:", [], ["D10:"]),
+        ("D", [], ["D"]),
+        ("", [], []),
+    ],
+)
+def test_normalize_evidence(raw: str, ids: list[str], fragments: list[str]) -> None:
+    assert normalize_evidence(raw) == (ids, fragments)
+
+
+def test_load_locomo_fixture() -> None:
+    samples = load_locomo(LOCOMO)
+    assert [s.sample_id for s in samples] == ["fx-1", "fx-2"]
+    s1, s2 = samples
+    assert s1.speakers == ["Tamsin", "Oluwaseun"]
+    assert [s.index for s in s1.sessions] == [1, 2]
+    assert s1.sessions[0].datetime == datetime(2024, 3, 3, 9, 15)
+    assert s1.sessions[1].datetime == datetime(2024, 4, 17, 16, 40)
+    assert s2.sessions[0].datetime == datetime(2025, 1, 1, 23, 5)
+    turns = [t for _, t in s1.turns()]
+    assert len(turns) == 12
+    assert turns[0].dia_id == "D1:1" and turns[0].speaker == "Tamsin" and turns[0].session == 1
+    assert turns[-1].blip_caption == "a photo of blue and white tiles on a wall"
+
+    qs = s1.questions
+    assert [q.category for q in qs] == [4, 2, 1, 3, 4, 5, 4, 2]
+    assert qs[2].evidence == ["D1:6", "D2:1"]
+    assert qs[3].evidence == ["D2:2"]
+    assert qs[4].evidence == ["D2:5"]
+    assert qs[6].evidence == ["D1:4"]  # D9:9 names no turn
+    assert qs[7].evidence == []  # "D" is unreadable
+    assert qs[5].answer is None and qs[5].adversarial_answer == "a vase"
+    assert qs[0].answer == "Biscuit"
+
+    kinds = [(i.question_index, i.kind, i.normalised) for i in s1.evidence_issues]
+    assert kinds == [
+        (2, "normalised", "D1:6"),
+        (2, "normalised", "D2:1"),
+        (3, "normalised", "D2:2"),
+        (4, "normalised", "D2:5"),
+        (6, "unknown", "D9:9"),
+        (7, "malformed", None),
+    ]
+    assert s2.evidence_issues == []
+
+
+def _locomo_copy(tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
+    data = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    edit(data)
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "reason"),
+    [
+        (lambda d: d[0]["qa"][1].update(category=7), "[0].qa[1]", "category 7 is not one of 1-5"),
+        (lambda d: d[0]["qa"][1].update(category="x"), "[0].qa[1]", "is not an integer"),
+        (lambda d: d[1]["qa"][0].pop("question"), "[1].qa[0]", "missing 'question'"),
+        (lambda d: d[0]["qa"][0].update(evidence=[3]), "[0].qa[0]", "'evidence' must be a list of strings"),
+        (lambda d: d[0]["conversation"].update(session_2_date_time="soon"), "[0].conversation.session_2_date_time", "unrecognised date/time 'soon'"),
+        (lambda d: d[0]["conversation"].pop("speaker_b"), "[0].conversation", "missing speaker name 'speaker_b'"),
+        (lambda d: d[0]["conversation"]["session_1"][2].pop("text"), "[0].conversation.session_1[2]", "turn field 'text'"),
+        (lambda d: d[0]["conversation"]["session_2"][0].update(dia_id="D1:1"), "[0].conversation.session_2[0]", "duplicate dia_id 'D1:1'"),
+        (lambda d: d[1].update(conversation=[]), "[1]", "'conversation'"),
+    ],
+)
+def test_load_locomo_errors_name_location_and_reason(tmp_path: Path, edit, where: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    path = _locomo_copy(tmp_path, edit)
+    with pytest.raises(EvalDataError) as info:
+        load_locomo(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: at {where}: ")
+    assert reason in message
+
+
+def test_load_locomo_invalid_json_names_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('[\n  {"sample_id": "a",\n   "conversation": }\n]\n', encoding="utf-8")
+    with pytest.raises(EvalDataError) as info:
+        load_locomo(path)
+    assert str(info.value).startswith(f"{path}:3: invalid JSON")
+
+
+def test_load_locomo_file_errors(tmp_path: Path) -> None:
+    with pytest.raises(EvalDataError, match="file not found"):
+        load_locomo(tmp_path / "missing.json")
+    (tmp_path / "empty.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(EvalDataError, match="non-empty JSON list"):
+        load_locomo(tmp_path / "empty.json")
+    data = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    (tmp_path / "dupe.json").write_text(json.dumps([data[0], data[0]]), encoding="utf-8")
+    with pytest.raises(EvalDataError, match="duplicate sample_id"):
+        load_locomo(tmp_path / "dupe.json")
