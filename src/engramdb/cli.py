@@ -1,0 +1,264 @@
+"""`engram`: the command line, a thin layer over the same `Memory` API (parity by design)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.tree import Tree
+
+from . import __version__
+from .errors import EngramError
+from .memory import Memory, default_db_path
+from .model import Entry, Source
+from .store.base import Filters
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True)
+
+
+class EngramGroup(click.Group):
+    """Turns Engram's errors into one clear line and a non-zero exit status."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EngramError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(1)
+        except (OSError, json.JSONDecodeError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=EngramGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="engram")
+@click.option("--db", envvar="ENGRAM_DB", default=None, metavar="PATH",
+              help="Store file [env ENGRAM_DB; default ./engram.db].")
+@click.option("--namespace", "-n", envvar="ENGRAM_NAMESPACE", default="default", show_default=True,
+              help="Namespace to read and write [env ENGRAM_NAMESPACE].")
+@click.option("--embedder", envvar="ENGRAM_EMBEDDER", default=None,
+              help="e5-small (multilingual, default for new stores) | minilm (fast, English) | openai:<model>. "
+                   "An existing store keeps the model it was built with [env ENGRAM_EMBEDDER].")
+@click.pass_context
+def main(ctx: click.Context, db: str | None, namespace: str, embedder: str | None) -> None:
+    """Engram: local-first hybrid memory and retrieval for LLM agents."""
+    ctx.obj = {"db": db or default_db_path(), "namespace": namespace, "embedder": embedder}
+
+
+@contextmanager
+def _memory(ctx: click.Context, must_exist: bool = False) -> Iterator[Memory]:
+    opts = ctx.obj
+    if must_exist and not Path(opts["db"]).exists():
+        raise EngramError(f"no store at {opts['db']} (import something first, or pass --db)")
+    with Memory(opts["db"], namespace=opts["namespace"], embedder=opts["embedder"]) as mem:
+        yield mem
+
+
+@contextmanager
+def _progress(label: str, quiet: bool) -> Iterator[Any]:
+    if quiet or not sys.stderr.isatty():
+        # Non-interactive: one line at the end instead of a redrawn bar.
+        yield lambda done, total: None
+        return
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+@main.command()
+@click.argument("texts", nargs=-1)
+@click.option("--kind", type=click.Choice(["fact", "turn", "chunk"]), default="fact", show_default=True)
+@click.option("--person", "persons", multiple=True, help="A person the entry is about (repeatable).")
+@click.option("--entity", "entities", multiple=True, help="An entity (repeatable).")
+@click.option("--keyword", "keywords", multiple=True, help="A keyword (repeatable).")
+@click.option("--location", default=None)
+@click.option("--topic", default=None)
+@click.option("--timestamp", default=None, help="Event time, ISO 8601 (naive times are UTC).")
+@click.option("--meta", "meta", multiple=True, metavar="KEY=VALUE", help="Metadata (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the ids as JSON.")
+@click.pass_context
+def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[str, ...], entities: tuple[str, ...],
+        keywords: tuple[str, ...], location: str | None, topic: str | None, timestamp: str | None,
+        meta: tuple[str, ...], as_json: bool) -> None:
+    """Add one entry per TEXT (use - to read one entry per line from stdin)."""
+    if texts == ("-",):
+        texts = tuple(line.rstrip("\n") for line in sys.stdin if line.strip())
+    if not texts:
+        raise click.UsageError("give at least one TEXT (or - for stdin)")
+    metadata: dict[str, Any] = {}
+    for pair in meta:
+        if "=" not in pair:
+            raise click.UsageError(f"--meta expects KEY=VALUE, got {pair!r}")
+        key, value = pair.split("=", 1)
+        try:
+            metadata[key] = json.loads(value)
+        except ValueError:
+            metadata[key] = value
+    entries = [
+        Entry(text=t, kind=kind, persons=list(persons), entities=list(entities), keywords=list(keywords),
+              location=location, topic=topic, timestamp=timestamp, metadata=dict(metadata), source=Source())
+        for t in texts
+    ]
+    with _memory(ctx) as mem:
+        ids = mem.add(entries)
+    if as_json:
+        _print_json({"ids": ids})
+    else:
+        for entry_id in ids:
+            click.echo(entry_id)
+
+
+@main.command("import")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def import_cmd(ctx: click.Context, path: Path, as_json: bool, quiet: bool) -> None:
+    """Import a JSONL file of entries or a folder of .md/.txt notes (re-import is incremental)."""
+    with _memory(ctx) as mem, _progress(f"importing {path.name}", quiet) as progress:
+        report = mem.import_path(path, progress=progress)
+    if as_json:
+        _print_json(report)
+    else:
+        files = f"{report['files']} files, " if "files" in report else ""
+        click.echo(
+            f"imported {path}: {files}{report['entries']} entries "
+            f"({report['written']} written, {report['unchanged']} unchanged, {report['removed']} removed)"
+        )
+
+
+def _render_hit(rank: int, hit: dict[str, Any]) -> str:
+    src = hit["source"]
+    where = src.get("path") or src.get("doc_id") or src.get("session_id") or hit["kind"]
+    if src.get("heading_path"):
+        where += " › " + " › ".join(src["heading_path"])
+    channels = ", ".join(f"{name} #{c['rank']} ({c['score']:.3f})" for name, c in hit["channels"].items())
+    text = " ".join(hit["text"].split())
+    if len(text) > 240:
+        text = text[:237] + "..."
+    return f"{rank:>2}. [{hit['score']:.4f}] {text}\n    {where} · {hit['id']} · {channels}"
+
+
+@main.command()
+@click.argument("query")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="Number of results.")
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
+              help="Hard filter, repeatable: kind, person, entity, keyword, location, topic, since, until, "
+                   "doc_id, path, session_id, turn_id, speaker, metadata.<key>.")
+@click.option("--preset", default="default", show_default=True, help="Pipeline preset name or .toml path.")
+@click.option("--group-by", type=click.Choice(["doc", "path", "session"]), default=None,
+              help="Keep only the best entry per document/path/session.")
+@click.option("--now", default=None, help="Reference time for relative expressions (ISO 8601).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (see docs/CLI.md).")
+@click.option("--explain", is_flag=True, help="Show the per-stage trace.")
+@click.pass_context
+def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], preset: str, group_by: str | None,
+           now: str | None, as_json: bool, explain: bool) -> None:
+    """Search the store; each hit shows its fused score and every channel that found it."""
+    parsed = Filters.parse_cli(filters)
+    with _memory(ctx, must_exist=True) as mem:
+        result = mem.search(query, k=k, filters=parsed, preset=preset, group_by=group_by, now=now)
+    data = result.to_dict()
+    if as_json:
+        if not explain:
+            data.pop("trace")
+        _print_json(data)
+        return
+    if not data["hits"]:
+        click.echo("no results")
+    for rank, hit in enumerate(data["hits"], start=1):
+        click.echo(_render_hit(rank, hit))
+    if explain:
+        out.print(_trace_tree(result.trace))
+
+
+def _trace_tree(trace: dict[str, Any]) -> Tree:
+    tree = Tree(f"trace · {trace.get('total_ms', 0):.1f} ms")
+    for stage in trace.get("stages", []):
+        info = {k: v for k, v in stage.items() if k not in ("stage", "ms", "channels")}
+        node = tree.add(f"[bold]{stage['stage']}[/] {stage.get('ms', 0):.2f} ms  {json.dumps(info, ensure_ascii=False)}")
+        for name, channel in (stage.get("channels") or {}).items():
+            node.add(f"{name}: {channel['n']} candidates (k={channel['k']}) in {channel['ms']:.2f} ms, "
+                     f"top score {channel['top_score']}")
+    return tree
+
+
+@main.command()
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def get(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
+    """Show entries by id."""
+    with _memory(ctx, must_exist=True) as mem:
+        entries = mem.get(list(ids))
+    missing = set(ids) - {e.id for e in entries}
+    if as_json:
+        _print_json({"entries": [e.to_dict() for e in entries], "missing": sorted(missing)})
+    else:
+        for entry in entries:
+            click.echo(json.dumps(entry.to_dict(), ensure_ascii=False))
+    if missing:
+        raise EngramError(f"not found: {', '.join(sorted(missing))}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output; includes \"count\".")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Entry counts per namespace and kind, the embedding model and the file size."""
+    with _memory(ctx, must_exist=True) as mem:
+        data = mem.stats()
+    if as_json:
+        _print_json(data)
+        return
+    click.echo(f"store     {data['path']} ({data['file_bytes'] / 1e6:.1f} MB, SQLite {data['sqlite_version']})")
+    click.echo(f"embedder  {data['embedder'] or '-'} (dim {data['dim'] or '-'})")
+    click.echo(f"count     {data['count']} entries, {data['vectors']} vectors")
+    for ns, info in data["namespaces"].items():
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(info["kinds"].items()))
+        click.echo(f"  {ns}: {info['count']} ({kinds})")
+
+
+@main.command()
+@click.argument("ids", nargs=-1)
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Delete what matches (repeatable).")
+@click.option("--all", "delete_all", is_flag=True, help="Delete every entry of the namespace.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def delete(ctx: click.Context, ids: tuple[str, ...], filters: tuple[str, ...], delete_all: bool, as_json: bool) -> None:
+    """Delete entries by id and/or filter in the current namespace."""
+    parsed = Filters.parse_cli(filters)
+    if not ids and parsed.is_empty() and not delete_all:
+        raise click.UsageError("give ids, --filter or --all")
+    with _memory(ctx, must_exist=True) as mem:
+        n = mem.delete(list(ids) if ids else None, filters=parsed, all=delete_all)
+    if as_json:
+        _print_json({"deleted": n})
+    else:
+        click.echo(f"deleted {n} entries")
+
+
+def _attach_eval() -> None:
+    try:
+        from .eval.cli import eval_cmd
+    except ImportError:  # pragma: no cover - eval extras missing
+        return
+    main.add_command(eval_cmd, "eval")
+
+
+_attach_eval()
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
