@@ -276,22 +276,27 @@ def _doc_ranking(hits: Sequence[Hit]) -> list[str]:
 # --------------------------------------------------------------------------- LoCoMo
 
 
-def hits_to_turns(hits: Sequence[Hit], id_to_turn: dict[str, str]) -> list[tuple[str, ...]]:
+def hits_to_turns(
+    hits: Sequence[Hit], id_to_turn: dict[str, str], namespace: str | None = None
+) -> list[tuple[str, ...]]:
     """Map each hit to the dia_ids it stands for, keeping one position per hit.
 
     A turn hit maps through ``entry.source.turn_id``; any other hit (a fact or summary) maps
     through ``entry.derived_from`` (entry ids of turns, translated with ``id_to_turn``). A hit
-    that maps to no turn keeps its position with no ids (it is simply not relevant).
+    that maps to no turn, or that belongs to another ``namespace`` than the one given (dia_ids
+    repeat across conversations), keeps its position with no ids: it is simply not relevant.
     """
     out: list[tuple[str, ...]] = []
     for hit in hits:
         entry = hit.entry
-        turn = entry.source.turn_id if entry is not None else None
+        if entry is None or (namespace is not None and entry.namespace != namespace):
+            out.append(())
+            continue
+        turn = entry.source.turn_id
         if turn:
             out.append((turn,))
             continue
-        derived = entry.derived_from if entry is not None else []
-        out.append(tuple(dict.fromkeys(id_to_turn[d] for d in derived if d in id_to_turn)))
+        out.append(tuple(dict.fromkeys(id_to_turn[d] for d in entry.derived_from if d in id_to_turn)))
     return out
 
 
@@ -392,7 +397,7 @@ def run_locomo(
                 for sample, q in selected:
                     ns = _namespace(sample.sample_id)
                     res, ms = _timed(lambda: mem.search(q.question, k=search_k, namespace=ns, preset=preset))
-                    ranking = hits_to_turns(res.hits, id_to_turn)
+                    ranking = hits_to_turns(res.hits, id_to_turn, ns)
                     scores = _score(ranking, set(q.evidence), k, (5, 100, depth))
                     by_cat.setdefault(q.category, []).append(scores)
                     lat.append(ms)
