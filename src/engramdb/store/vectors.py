@@ -24,6 +24,21 @@ EXACT_SUBSET_MAX = 40_000  # filtered searches over at most this many rows are e
 RESCORE_FACTOR = 4  # HNSW candidates re-scored exactly per requested result
 
 
+def _usearch_index():  # type: ignore[no-untyped-def]
+    """Import usearch's Index class safely.
+
+    Importing onnxruntime *after* usearch segfaults the process (a clash between their
+    bundled native libraries); the other order is fine, so onnxruntime always goes first.
+    """
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:  # pragma: no cover - only the ONNX embedder needs it
+        pass
+    from usearch.index import Index
+
+    return Index
+
+
 class VectorIndex:
     """Exact + HNSW search over (rowid, vector) pairs, refreshed incrementally from the store."""
 
@@ -87,8 +102,7 @@ class VectorIndex:
         """Build or extend the HNSW graph when the index is large enough. True if it changed."""
         if self._size < ANN_MIN:
             return False
-        from usearch.index import Index
-
+        Index = _usearch_index()
         changed = False
         if self._ann is None:
             self._ann = Index(ndim=self.dim, metric="cos", dtype="i8", connectivity=16,
@@ -105,9 +119,7 @@ class VectorIndex:
         return None if self._ann is None else bytes(self._ann.save())
 
     def restore_ann(self, blob: bytes, count: int) -> None:
-        from usearch.index import Index
-
-        self._ann = Index.restore(bytearray(blob))
+        self._ann = _usearch_index().restore(bytearray(blob))
         self._ann_count = count
 
     # -- search --------------------------------------------------------------------------

@@ -1,0 +1,83 @@
+"""The `engram` command line, run in-process with click's runner on a real store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engramdb.cli import main
+
+NOTES = Path(__file__).resolve().parents[1] / "examples" / "notes"
+
+
+@pytest.fixture()
+def run(tmp_path: Path):
+    runner = CliRunner()
+    db = str(tmp_path / "cli.db")
+
+    def invoke(*args: str, input: str | None = None):
+        return runner.invoke(main, ["--db", db, "--embedder", "minilm", *args], input=input)
+
+    return invoke
+
+
+def test_import_search_json_stats_delete(run):
+    result = run("import", str(NOTES), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["files"] == 5 and report["written"] == report["entries"]
+
+    result = run("search", "staging database port", "-k", "3", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["query"] == "staging database port"
+    top = data["hits"][0]
+    assert set(top) >= {"id", "text", "score", "source", "channels"}
+    assert "5433" in top["text"] and top["source"]["path"] == "projects/release-v2.3.md"
+    assert top["channels"]["lexical"]["rank"] == 1 and "score" in top["channels"]["semantic"]
+
+    result = run("search", "staging database port", "--explain")
+    assert result.exit_code == 0 and "recall" in result.output and "lexical:" in result.output
+
+    stats = json.loads(run("stats", "--json").output)
+    assert stats["count"] == report["entries"]
+
+    result = run("delete", "--filter", "path=projects/onboarding.md", "--json")
+    assert json.loads(result.output)["deleted"] == 2
+    assert json.loads(run("stats", "--json").output)["count"] == report["entries"] - 2
+
+
+def test_add_with_fields_and_filtered_search(run):
+    result = run("add", "Dinner with Carla at Luigi's", "--person", "Carla", "--meta", "source=diary",
+                 "--timestamp", "2024-02-03T19:00:00")
+    assert result.exit_code == 0
+    entry_id = result.output.strip()
+    run("add", "Dinner with Marek at home", "--person", "Marek")
+    found = json.loads(run("search", "dinner", "--filter", "person=carla", "--json").output)
+    assert [h["id"] for h in found["hits"]] == [entry_id]
+    found = json.loads(run("search", "dinner", "--filter", "metadata.source=diary", "--json").output)
+    assert [h["id"] for h in found["hits"]] == [entry_id]
+    got = json.loads(run("get", entry_id, "--json").output)
+    assert got["entries"][0]["persons"] == ["Carla"] and got["entries"][0]["metadata"] == {"source": "diary"}
+
+
+def test_errors_are_one_line_with_nonzero_exit(run, tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok"}\n{"text": 3}\n', encoding="utf-8")
+    result = run("import", str(bad))
+    assert result.exit_code == 1
+    assert result.output.strip().startswith("error: ") and "bad.jsonl:2" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+    result = run("search", "anything", "--filter", "colour=red")
+    assert result.exit_code != 0 and "error" in result.output.lower()
+    result = run("search", "x", "--filter", "person=a", "--preset", "nope")
+    assert result.exit_code != 0
+
+
+def test_search_on_missing_store_is_a_clear_error(tmp_path: Path):
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "none.db"), "search", "hello"])
+    assert result.exit_code == 1 and "no store at" in result.output

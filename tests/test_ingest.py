@@ -1,0 +1,67 @@
+"""Importing notes folders and JSONL files: chunks, provenance, idempotence, clear errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engramdb import InputError, Memory
+from engramdb.text.chunk import chunk_markdown
+
+NOTES = Path(__file__).resolve().parents[1] / "examples" / "notes"
+
+
+def test_chunks_keep_heading_path_and_respect_size():
+    text = "# Top\nintro line\n\n## Sub A\n" + " ".join(["word"] * 400) + ".\n\n## Sub B\nshort\n"
+    chunks = chunk_markdown(text, max_size=160)
+    assert chunks[0].heading_path == ["Top"] and chunks[0].text == "intro line"
+    sub_a = [c for c in chunks if c.heading_path == ["Top", "Sub A"]]
+    assert len(sub_a) >= 1
+    assert chunks[-1].heading_path == ["Top", "Sub B"] and chunks[-1].text == "short"
+
+
+def test_notes_import_is_incremental(tmp_path: Path, mem: Memory):
+    folder = tmp_path / "notes"
+    shutil.copytree(NOTES, folder)
+    first = mem.import_path(folder)
+    assert first["files"] == 5 and first["written"] == first["entries"] > 5
+    again = mem.import_path(folder)
+    assert again["written"] == 0 and again["unchanged"] == first["entries"] and again["removed"] == 0
+    count = mem.count()
+    # Change one section of one file: only its chunks are rewritten, stale ones removed.
+    note = folder / "projects" / "onboarding.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("## Access", "## Access and keys"), encoding="utf-8")
+    changed = mem.import_path(folder)
+    assert changed["written"] == 1 and changed["removed"] == 1
+    assert mem.count() == count
+    hit = mem.search("production access approval", k=1)[0]
+    assert hit.entry.source.path == "projects/onboarding.md"
+    assert hit.entry.source.heading_path == ["Onboarding checklist", "Access and keys"]
+
+
+def test_jsonl_import_and_line_numbered_errors(tmp_path: Path, mem: Memory):
+    good = tmp_path / "good.jsonl"
+    rows = [{"text": "Alice likes tea.", "persons": ["Alice"], "metadata": {"src": "chat"}},
+            {"text": "Bob likes coffee.", "kind": "fact", "timestamp": "2024-01-02"}]
+    good.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
+    report = mem.import_path(good)
+    assert report["written"] == 2
+    assert mem.import_path(good)["written"] == 0
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"text": "fine"}) + "\n" + '{"text": "oops",}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.jsonl:2: invalid JSON"):
+        mem.import_path(bad)
+    bad.write_text(json.dumps({"text": "fine"}) + "\n" + json.dumps({"text": "x", "kind": "blog"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.jsonl:2: entry kind must be one of"):
+        mem.import_path(bad)
+    bad.write_text(json.dumps({"txt": "no text"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.jsonl:1: unknown field\(s\): txt"):
+        mem.import_path(bad)
+    # Nothing from the bad files was written.
+    assert mem.count() == 2
+    with pytest.raises(InputError, match="no such file"):
+        mem.import_path(tmp_path / "missing.jsonl")

@@ -1,0 +1,226 @@
+"""Memory end to end on the real SQLite store and real embedding models."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from engramdb import Entry, InputError, Memory, ModelMismatchError, Source
+from engramdb.errors import EngramError
+
+
+def top_ids(result) -> list[str]:
+    return [hit.id for hit in result]
+
+
+def test_add_search_get_delete_count(mem: Memory):
+    ids = mem.add(["Caroline went to an LGBTQ support group on 7 May 2023.",
+                   "Melanie painted a sunrise over the lake in 2022.",
+                   "The office coffee machine was replaced in June."])
+    assert len(set(ids)) == 3 and mem.count() == 3
+    result = mem.search("When did Caroline go to the support group?", k=2)
+    assert result[0].id == ids[0]
+    assert set(result[0].channels) >= {"semantic", "lexical"}
+    assert result[0].channels["lexical"].rank == 1
+    assert mem.get([ids[1]])[0].text.startswith("Melanie painted")
+    assert mem.delete(ids[0]) == 1
+    assert mem.count() == 2
+    assert ids[0] not in top_ids(mem.search("support group", k=5))
+
+
+def test_ids_are_stable_and_re_adding_is_a_no_op(mem: Memory):
+    first = mem.add(["Alice moved to Berlin.", "Bob likes jazz."])
+    again = mem.add(["Alice moved to Berlin.", "Bob likes jazz."])
+    assert first == again
+    assert mem.count() == 2
+    other_ns = mem.add("Alice moved to Berlin.", namespace="other")
+    assert other_ns[0] != first[0]
+    assert mem.count(all_namespaces=True) == 3
+
+
+def test_identifiers_are_found_exactly(mem: Memory):
+    texts = [
+        "Release v2.3.1 fixed the socket leak.",
+        "Release v2.3.0 added the export button.",
+        "Release v3.1.2 dropped Python 3.8.",
+        "The fix landed in commit 3f2a9c1e after review.",
+        "Commit 9b8e7d6 reverted the cache change.",
+        "Clients saw ERR_CONN_RESET under load.",
+        "Clients saw ERR_TIMEOUT when the VPN was down.",
+    ] + [f"Routine maintenance note number {i} about servers." for i in range(30)]
+    ids = mem.add(texts)
+    assert mem.search("v2.3.1", k=3)[0].id == ids[0]
+    assert mem.search("which commit is 3f2a9c1e", k=3)[0].id == ids[3]
+    assert mem.search("ERR_CONN_RESET", k=3)[0].id == ids[5]
+    assert mem.search("ERR_TIMEOUT", k=3)[0].id == ids[6]
+
+
+def test_keyword_only_hit_survives_fusion(mem: Memory):
+    # A made-up token the embedding model cannot relate to anything.
+    ids = mem.add(["Zorblax quarterly figures are in the shared drive."] +
+                  [f"Meeting notes about budget planning, item {i}." for i in range(40)])
+    result = mem.search("zorblax budget", k=5)
+    assert ids[0] in top_ids(result)
+    hit = next(h for h in result if h.id == ids[0])
+    assert "lexical" in hit.channels
+
+
+def test_chinese_and_mixed_text_default_model(notes_mem: Memory):
+    result = notes_mem.search("黄山山顶晚上需要带什么衣服", k=3)
+    assert "厚外套" in result[0].text
+    result = notes_mem.search("产品 XYZ 什么时候开始收费", k=3)
+    assert "29 元" in result[0].text
+    # Semantic recall alone must work for Chinese in the default setup.
+    semantic = notes_mem.search("旅行的钱怎么分配", k=3, preset="semantic")
+    assert "预算" in semantic[0].text
+    # English question over the English note, through the same multilingual model.
+    assert "5433" in notes_mem.search("which port does the staging database use?", k=1)[0].text
+
+
+def test_filters_prefilter_inside_every_channel(mem: Memory):
+    # 120 entries very close to the query, none by Zed; 3 by Zed, far from the query.
+    near = [Entry(text=f"The deployment pipeline failed at step {i} because the build cache was stale.",
+                  persons=["Ann"]) for i in range(120)]
+    far = [Entry(text=t, persons=["Zed"]) for t in
+           ["Zed bought tomatoes at the market.", "Zed's cat sleeps all day.", "Zed plays chess on Sundays."]]
+    far_ids = mem.add(far)
+    mem.add(near)
+    query = "why did the deployment pipeline fail with a stale build cache"
+    # A post-filter on the top 20 would find nothing; a prefilter must find all three.
+    unfiltered = mem.search(query, k=20, preset="semantic")
+    assert not set(far_ids) & set(top_ids(unfiltered))
+    for preset in ("semantic", "default"):
+        filtered = mem.search(query, k=10, filters={"person": "zed"}, preset=preset)
+        assert set(top_ids(filtered)) == set(far_ids), preset
+    lexical = mem.search("build cache chess", k=10, filters={"person": "Zed"}, preset="lexical")
+    assert top_ids(lexical) == [far_ids[2]]
+
+
+def test_time_kind_and_metadata_filters(mem: Memory):
+    ids = mem.add([
+        Entry(text="Standup: we discussed the API.", timestamp="2023-05-01T09:00:00", metadata={"team": "core", "n": 1}),
+        Entry(text="Standup: we discussed the API again.", timestamp="2023-05-20T09:00:00", metadata={"team": "web", "n": 2}),
+        Entry(text="Standup: API discussion, third time.", kind="turn", timestamp="2023-06-02T09:00:00+02:00",
+              metadata={"team": "core", "flag": True}),
+    ])
+    assert set(top_ids(mem.search("API standup", filters={"since": "2023-05-10"}))) == {ids[1], ids[2]}
+    assert set(top_ids(mem.search("API standup", filters={"until": "2023-05-31"}))) == {ids[0], ids[1]}
+    assert top_ids(mem.search("API standup", filters={"kind": "turn"})) == [ids[2]]
+    assert set(top_ids(mem.search("API standup", filters={"metadata.team": "core"}))) == {ids[0], ids[2]}
+    assert top_ids(mem.search("API standup", filters={"metadata.n": 2})) == [ids[1]]
+    assert top_ids(mem.search("API standup", filters={"metadata.flag": True})) == [ids[2]]
+    # Timezone rule: aware times are converted to UTC.
+    assert mem.get(ids[2])[0].timestamp == "2023-06-02T07:00:00+00:00"
+    with pytest.raises(InputError, match="unknown filter"):
+        mem.search("API", filters={"persn": "x"})
+
+
+def test_symbolic_channel_finds_named_people(mem: Memory):
+    ids = mem.add([
+        Entry(text="Had lunch by the river.", persons=["Gina"]),
+        Entry(text="Had lunch by the river.", persons=["Hugo"], source=Source(session_id="s2")),
+    ])
+    result = mem.search("What did Gina do?", k=2, preset="symbolic")
+    assert top_ids(result) == [ids[0]]
+    assert result[0].channels["symbolic"].score == 1.0
+
+
+def test_bad_input_raises_before_writing(mem: Memory):
+    mem.add("existing entry")
+    with pytest.raises(InputError, match="item 2"):
+        mem.add(["fine one", "fine two", Entry(text="bad", kind="nonsense")])
+    with pytest.raises(InputError, match="item 1"):
+        mem.add(["fine", "   "])
+    assert mem.count() == 1
+
+
+def test_failed_batch_rolls_back_completely(mem: Memory):
+    mem.add(["kept one", "kept two"])
+    before = (mem.count(), len(mem.search("kept", k=10, preset="lexical")), mem.stats()["vectors"])
+    entries = [Entry(text=f"new entry {i}").normalized("default") for i in range(5)]
+    entries.append(entries[0])  # the same id twice: the UNIQUE constraint fails on row 6
+    vectors = mem.embedder.embed_documents([e.text for e in entries])
+    with pytest.raises(Exception):
+        mem.store.upsert(entries, vectors)
+    after = (mem.count(), len(mem.search("kept", k=10, preset="lexical")), mem.stats()["vectors"])
+    assert after == before
+    assert mem.search("new entry", k=10, preset="lexical").hits == []
+    # The store still works and accepts the same entries once fixed.
+    mem.add(entries[:5])
+    assert mem.count() == 7
+
+
+def test_model_mismatch_is_refused(db_path: Path):
+    with Memory(db_path, embedder="minilm") as mem:
+        mem.add("hello")
+    with pytest.raises(ModelMismatchError, match="MiniLM"):
+        Memory(db_path, embedder="e5-small")
+    with Memory(db_path) as mem:  # no embedder given: the store's own model is used
+        assert mem.embedder.name.startswith("onnx/paraphrase-MiniLM")
+        assert mem.search("hello", k=1)[0].text == "hello"
+
+
+def test_concurrent_readers_with_a_writer(mem: Memory):
+    topics = ["volcanoes erupt lava", "penguins live in Antarctica", "espresso needs fine coffee grounds",
+              "bicycles have two wheels", "violins have four strings"]
+    ids = mem.add(topics)
+    errors: list[str] = []
+
+    def reader(n: int) -> None:
+        try:
+            for i in range(15):
+                j = (n + i) % len(topics)
+                result = mem.search(topics[j], k=1)
+                if result[0].id != ids[j]:
+                    errors.append(f"thread {n}: {topics[j]!r} -> {result[0].text!r}")
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(repr(exc))
+
+    def writer() -> None:
+        for i in range(10):
+            mem.add(f"filler note {i} about gardening tools")
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(6)] + [threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert mem.count() == 15
+
+
+def test_group_by_doc_keeps_best_chunk(mem: Memory):
+    mem.add([
+        Entry(text="Typhoon warning signals have four colours.", kind="chunk", source=Source(doc_id="a.md", chunk_index=0)),
+        Entry(text="Typhoon categories depend on wind speed.", kind="chunk", source=Source(doc_id="a.md", chunk_index=1)),
+        Entry(text="Rainstorm warnings are issued by the observatory.", kind="chunk", source=Source(doc_id="b.md", chunk_index=0)),
+    ])
+    grouped = mem.search("typhoon warning", k=5, group_by="doc")
+    docs = [h.entry.source.doc_id for h in grouped]
+    assert docs == ["a.md", "b.md"]
+    assert "warning signals" in grouped[0].text
+
+
+def test_delete_requires_a_target(mem: Memory):
+    mem.add(["a note", "another note"])
+    with pytest.raises(InputError):
+        mem.delete()
+    assert mem.delete(all=True) == 2
+    assert mem.count() == 0
+
+
+def test_in_memory_path_is_rejected(tmp_path: Path):
+    with pytest.raises(EngramError, match="file path"):
+        Memory(":memory:")
+
+
+def test_entry_json_round_trip():
+    entry = Entry(text="x", persons=["A"], source=Source(path="p.md", heading_path=["H"]), metadata={"k": [1]})
+    data = json.loads(json.dumps(entry.normalized("ns").to_dict()))
+    back = Entry.from_dict(data)
+    assert back.normalized("ns").to_dict() == entry.normalized("ns").to_dict()
+    with pytest.raises(ValueError, match="unknown field"):
+        Entry.from_dict({"text": "x", "colour": "red"})

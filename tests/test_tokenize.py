@@ -1,0 +1,38 @@
+from engramdb.text.tokenize import analyze, fts_match_expression, query_terms
+
+
+def test_chinese_sentence_is_segmented_into_words():
+    terms = analyze("上周爱丽丝在上海参加了支持小组")
+    assert "上海" in terms
+    assert "支持" in terms and "小组" in terms
+    # FTS5's default tokenizer would see the whole sentence as one token.
+    assert len(terms) >= 5
+    assert "了" not in terms  # Chinese stopword
+
+
+def test_english_is_stemmed_and_stopwords_dropped():
+    assert analyze("She painted the sunrises") == ["paint", "sunris"]
+    assert analyze("the of and") == []
+
+
+def test_mixed_chinese_and_english():
+    terms = analyze("Product XYZ 产品下个月开始收费")
+    assert "product" in terms and "xyz" in terms
+    assert "收费" in terms
+
+
+def test_identifiers_are_kept_whole_and_split():
+    assert analyze("v2.3.1") == ["v2_3_1", "v2", "3", "1"]
+    terms = analyze("error ERR_CONN_RESET at 3f2a9c1")
+    assert "err_conn_reset" in terms and "conn" in terms
+    assert "3f2a9c1" in terms
+
+
+def test_full_width_text_is_normalised():
+    assert analyze("ＡＢＣ１２３") == analyze("abc123")
+
+
+def test_query_terms_are_distinct_and_match_expression_is_quoted():
+    assert query_terms("paint painting painted") == ["paint"]
+    assert fts_match_expression(["a_b", "上海"]) == '"a_b" OR "上海"'
+    assert fts_match_expression([]) is None
