@@ -224,3 +224,31 @@ def test_entry_json_round_trip():
     assert back.normalized("ns").to_dict() == entry.normalized("ns").to_dict()
     with pytest.raises(ValueError, match="unknown field"):
         Entry.from_dict({"text": "x", "colour": "red"})
+
+
+def test_hnsw_graph_is_saved_and_restored_with_the_store(db_path: Path, monkeypatch):
+    from engramdb.store import vectors
+
+    monkeypatch.setattr(vectors, "ANN_MIN", 300)
+    texts = [f"Note {i}: {word} about {topic}" for i, (word, topic) in enumerate(
+        (w, t) for w in ["thoughts", "questions", "plans", "doubts", "ideas", "facts"]
+        for t in ["gardening", "tax returns", "guitar practice", "sourdough bread", "marathon training",
+                  "bird watching", "chess openings", "home wiring", "sailing knots", "tea brewing"] * 6)]
+    with Memory(db_path, embedder="minilm") as mem:
+        mem.add(texts)
+        before = [h.id for h in mem.search("sourdough bread ideas", k=5, preset="semantic")]
+        assert mem.store._vectors._ann is not None
+    import apsw
+
+    conn = apsw.Connection(str(db_path))
+    assert conn.execute("SELECT count FROM ann_snapshot").fetchone()[0] == len(texts)
+    conn.close()
+    with Memory(db_path) as mem:
+        mem.store.warm()
+        index = mem.store._vectors
+        assert index._ann is not None and index._ann_count == len(texts)
+        after = [h.id for h in mem.search("sourdough bread ideas", k=5, preset="semantic")]
+        # a delete invalidates the snapshot and the graph is rebuilt without the row
+        mem.delete(after[0])
+        assert after[0] not in [h.id for h in mem.search("sourdough bread ideas", k=5, preset="semantic")]
+    assert before == after

@@ -107,7 +107,8 @@ class SQLiteStore:
                     (SCHEMA_VERSION,),
                 )
         self.embedder_name = self._meta("embedder")
-        self._vectors: VectorIndex | None = None
+        dim = self._meta("dim")
+        self._vectors: VectorIndex | None = VectorIndex(int(dim)) if dim else None
         self.gazetteer = Gazetteer()
         self._closed = False
 
@@ -146,7 +147,8 @@ class SQLiteStore:
                 f"Open it with that embedder, or re-import into a new store."
             )
         self.embedder_name = stored
-        self._vectors = self._vectors or VectorIndex(dim)
+        if self._vectors is None:
+            self._vectors = VectorIndex(dim)
 
     # -- writes --------------------------------------------------------------------------
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
@@ -418,21 +420,30 @@ class SQLiteStore:
         return index
 
     def save_vector_snapshot(self) -> bool:
-        """Persist the HNSW graph in the file so the next open skips rebuilding it."""
-        index = self._refresh_vectors()
-        if index is None or self.read_only:
+        """Persist the HNSW graph in the file so the next open skips rebuilding it.
+
+        Only when this process built or extended the graph; opening a store for `stats`
+        or a lexical search never loads vectors just to save them.
+        """
+        index = self._vectors
+        if index is None or self.read_only or index.seq < 0:
             return False
         with index.lock:
+            if index._ann is None:
+                return False
+            snap = self._writer.execute("SELECT del_seq, count FROM ann_snapshot WHERE id = 1").fetchone()
+            if snap is not None and snap[0] == index.del_seq and snap[1] == index._ann_count:
+                return False
             blob = index.ann_bytes()
             if blob is None:
                 return False
             with self._write_lock, self._writer:
                 _, del_seq = self._seqs(self._writer)
                 if del_seq != index.del_seq:
-                    return False
+                    return False  # another writer deleted rows since; the graph is stale
                 self._writer.execute(
                     "INSERT OR REPLACE INTO ann_snapshot(id, del_seq, count, max_rowid, blob) VALUES (1, ?, ?, ?, ?)",
-                    (del_seq, len(index), index.max_rowid, blob),
+                    (del_seq, index._ann_count, int(index._rowids[index._ann_count - 1]), blob),
                 )
         return True
 

@@ -1,0 +1,128 @@
+"""Ingest throughput and search latency of the embedded store at a given size.
+
+    python benchmarks/bench_store.py --n 10000 --embedder minilm
+    python benchmarks/bench_store.py --n 100000 --embedder minilm --queries 300
+
+Entries are synthetic but varied sentences (people, actions, objects, places, dates, ids),
+so BM25 posting lists and vector neighbourhoods look like a real memory store's. Search
+latency is end to end through `Memory.search` with the default preset: query embedding,
+the three channels in parallel, fusion and fetching the hits. Run it on an idle machine:
+two processes using the same cores slow each other down a lot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from engramdb import Entry, Memory
+
+PEOPLE = ["Alice", "Bob", "Caroline", "Melanie", "Priya", "Marco", "Zhang Wei", "Li Lei", "Wang Fang", "Omar",
+          "Sofia", "Kenji", "Amara", "Lucas", "Noor", "Elena", "Tomas", "Hana", "Diego", "Ines"]
+VERBS = ["visited", "painted", "repaired", "ordered", "reviewed", "cancelled", "booked", "discussed", "shipped",
+         "tested", "wrote about", "photographed", "cooked", "sold", "borrowed", "planned", "fixed", "measured"]
+OBJECTS = ["a sunrise over the lake", "the staging database", "a birthday cake", "the quarterly report",
+           "a mountain bike", "the pricing page", "an old violin", "the garden fence", "a flight to Lisbon",
+           "the onboarding checklist", "a pottery class", "the release notes", "a jazz concert", "the budget sheet",
+           "a camping trip", "the API gateway", "a chess tournament", "the support group meeting", "a used car",
+           "the team offsite", "a marathon plan", "the kitchen sink", "a documentary", "the data pipeline"]
+PLACES = ["Berlin", "Shanghai", "the office", "the park", "Lisbon", "the library", "home", "Tokyo", "the cafe",
+          "the gym", "Hangzhou", "the beach", "the museum", "Toronto", "the studio"]
+REASONS = ["because the deadline moved", "after a long week", "with two friends", "despite the rain",
+           "for the first time", "to prepare for the launch", "as a surprise", "on a tight budget"]
+
+
+def make_text(rng: random.Random, i: int) -> str:
+    text = (f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} in {rng.choice(PLACES)} "
+            f"{rng.choice(REASONS)} on {rng.randint(1, 28)} {rng.choice(['May', 'June', 'July', 'August'])} "
+            f"{rng.choice([2022, 2023, 2024])}.")
+    if i % 7 == 0:
+        text += f" Ticket ENG-{rng.randint(100, 9999)}, build v{rng.randint(1, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}."
+    return text
+
+
+def make_query(rng: random.Random) -> str:
+    templates = [
+        "When did {p} visit {pl}?",
+        "What did {p} {v}?",
+        "who {v} {o}",
+        "{o} in {pl}",
+        "Did anyone go to {pl} {r}?",
+    ]
+    return rng.choice(templates).format(p=rng.choice(PEOPLE), v=rng.choice(VERBS), o=rng.choice(OBJECTS),
+                                        pl=rng.choice(PLACES), r=rng.choice(REASONS))
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=10_000, help="entries to ingest")
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=512)
+    parser.add_argument("--db", default=None, help="store path (default: a temporary file)")
+    parser.add_argument("--json", dest="json_out", default=None, help="write the numbers as JSON here")
+    args = parser.parse_args()
+
+    rng = random.Random(42)
+    path = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "bench.db"
+    entries = [Entry(text=make_text(rng, i), persons=[], timestamp=f"2023-0{5 + i % 4}-{1 + i % 28:02d}T12:00:00")
+               for i in range(args.n)]
+
+    with Memory(path, embedder=args.embedder) as mem:
+        mem.embedder.embed_query("warm up")  # load the model outside the timed region
+        start = time.perf_counter()
+        mem.add(entries, batch_size=args.batch,
+                progress=lambda done, total: print(f"\r  ingest {done}/{total}", end="", file=sys.stderr))
+        ingest_s = time.perf_counter() - start
+        print(file=sys.stderr)
+        start = time.perf_counter()
+        mem.store.warm()  # load vectors and build the HNSW graph (above 20k entries)
+        warm_s = time.perf_counter() - start
+        queries = [make_query(rng) for _ in range(args.queries)]
+        for q in queries[:10]:
+            mem.search(q, k=10)  # warm caches (jieba, gazetteer, connections)
+        latencies = []
+        for q in queries:
+            t0 = time.perf_counter()
+            mem.search(q, k=10)
+            latencies.append((time.perf_counter() - t0) * 1000)
+        embed_ms = []
+        for q in queries[:100]:
+            t0 = time.perf_counter()
+            mem.embedder.embed_query(q)
+            embed_ms.append((time.perf_counter() - t0) * 1000)
+    start = time.perf_counter()
+    with Memory(path) as reopened:
+        reopened.store.warm()
+    reopen_s = time.perf_counter() - start
+
+    result = {
+        "n": args.n,
+        "embedder": args.embedder,
+        "ingest_s": round(ingest_s, 2),
+        "ingest_per_s": round(args.n / ingest_s, 1),
+        "index_warm_s": round(warm_s, 2),
+        "reopen_warm_s": round(reopen_s, 2),
+        "search_ms": {"p50": round(statistics.median(latencies), 2), "p95": round(percentile(latencies, 95), 2),
+                      "mean": round(statistics.fmean(latencies), 2)},
+        "query_embed_ms_p50": round(statistics.median(embed_ms), 2),
+        "file_mb": round(path.stat().st_size / 1e6, 1),
+    }
+    print(json.dumps(result, indent=2))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
