@@ -252,3 +252,14 @@ def test_hnsw_graph_is_saved_and_restored_with_the_store(db_path: Path, monkeypa
         mem.delete(after[0])
         assert after[0] not in [h.id for h in mem.search("sourdough bread ideas", k=5, preset="semantic")]
     assert before == after
+
+
+def test_namespaces_are_isolated_in_every_channel(db_path: Path):
+    with Memory(db_path, embedder="minilm", namespace="alice") as mem:
+        a = mem.add(Entry(text="Dentist appointment with Dr Ruiz on Friday", persons=["Ruiz"]))
+        b = mem.add(Entry(text="Dentist appointment with Dr Ruiz on Friday", persons=["Ruiz"]), namespace="bob")
+        assert a != b
+        for preset in ("default", "semantic", "lexical", "symbolic"):
+            assert top_ids(mem.search("When is the appointment with Ruiz?", preset=preset)) == a, preset
+            assert top_ids(mem.search("When is the appointment with Ruiz?", preset=preset, namespace="bob")) == b
+        assert mem.search("appointment", namespace="carol").hits == []

@@ -17,7 +17,7 @@ def _data(n: int, dim: int = 32, seed: int = 0) -> np.ndarray:
 
 def _index(x: np.ndarray) -> VectorIndex:
     index = VectorIndex(x.shape[1])
-    index.append((i + 1, x[i].tobytes()) for i in range(len(x)))
+    index.append((i + 1, "ns", "fact", x[i].tobytes()) for i in range(len(x)))
     index.ensure_ann()
     return index
 
@@ -58,9 +58,9 @@ def test_hnsw_path_recall_and_prefilter(monkeypatch):
     small = set(int(r) for r in rng.choice(np.arange(1, 6001), 50, replace=False))
     large = set(range(1, 6001, 3))
     q = x[10]
-    got_small = [r for r, _ in index.search(q, 10, lambda: small)]
+    got_small = [r for r, _ in index.search(q, 10, index.rows.mask(None, [], small))]
     assert got_small == _brute(x, q, 10, small)
-    got_large = [r for r, _ in index.search(q, 10, lambda: large)]
+    got_large = [r for r, _ in index.search(q, 10, index.rows.mask(None, [], large))]
     assert set(got_large) <= large and len(got_large) == 10
     assert len(set(got_large) & set(_brute(x, q, 10, large))) >= 8
 
@@ -68,14 +68,14 @@ def test_hnsw_path_recall_and_prefilter(monkeypatch):
 def test_snapshot_round_trip():
     x = _data(1500, seed=3)
     index = VectorIndex(32)
-    index.append((i + 1, x[i].tobytes()) for i in range(len(x)))
+    index.append((i + 1, "ns", "fact", x[i].tobytes()) for i in range(len(x)))
     V_min = V.ANN_MIN
     try:
         V.ANN_MIN = 1000
         index.ensure_ann()
         blob = index.ann_bytes()
         restored = VectorIndex(32)
-        restored.append((i + 1, x[i].tobytes()) for i in range(len(x)))
+        restored.append((i + 1, "ns", "fact", x[i].tobytes()) for i in range(len(x)))
         restored.restore_ann(blob, len(x))
         q = x[5]
         assert [r for r, _ in restored.search(q, 5)] == [r for r, _ in index.search(q, 5)]

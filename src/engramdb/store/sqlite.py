@@ -8,6 +8,7 @@ while a batch is written, and each write batch is a single transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from pathlib import Path
@@ -18,9 +19,10 @@ import numpy as np
 
 from ..errors import EngramError, ModelMismatchError
 from ..model import Entry, Source, timestamp_epoch, utc_now
-from ..text.tokenize import analyze, fts_match_expression
+from ..text.tokenize import analyze
 from .base import Filters
 from .gazetteer import Gazetteer
+from .lexical import LexicalIndex, RowCodes
 from .vectors import VectorIndex
 
 SCHEMA_VERSION = "1"
@@ -59,13 +61,8 @@ CREATE TABLE IF NOT EXISTS ann_snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1), del_seq INTEGER NOT NULL, count INTEGER NOT NULL,
     max_rowid INTEGER NOT NULL, blob BLOB NOT NULL
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    body, tags, content='', contentless_delete=1,
-    tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
-);
+CREATE TABLE IF NOT EXISTS lexicon (rowid INTEGER PRIMARY KEY, body TEXT NOT NULL, tags TEXT NOT NULL);
 """
-# BM25 column weights: body text, then keywords/persons/entities/topic.
-_BM25 = "bm25(fts, 1.0, 0.6)"
 
 
 def _tag_rows(entry: Entry) -> list[tuple[str, str]]:
@@ -109,6 +106,9 @@ class SQLiteStore:
         self.embedder_name = self._meta("embedder")
         dim = self._meta("dim")
         self._vectors: VectorIndex | None = VectorIndex(int(dim)) if dim else None
+        self._lexical = LexicalIndex()
+        self._scope_cache: dict[tuple[Any, ...], set[int]] = {}
+        self._scope_lock = threading.Lock()
         self.gazetteer = Gazetteer()
         self._closed = False
 
@@ -205,7 +205,7 @@ class SQLiteStore:
                 conn.executemany("INSERT OR IGNORE INTO tags(field, value, rowid) VALUES (?,?,?)",
                                  [(f, v, rowid) for f, v in tag_rows])
                 tag_text = " ".join(entry.keywords + entry.persons + entry.entities + ([entry.topic] if entry.topic else []))
-                conn.execute("INSERT INTO fts(rowid, body, tags) VALUES (?,?,?)",
+                conn.execute("INSERT INTO lexicon(rowid, body, tags) VALUES (?,?,?)",
                              (rowid, " ".join(analyze(entry.text)), " ".join(analyze(tag_text))))
                 if vectors is not None:
                     vec = np.ascontiguousarray(vectors[i], dtype=np.float32)
@@ -221,7 +221,7 @@ class SQLiteStore:
             marks = ",".join("?" * len(chunk))
             rowids = [r for (r,) in conn.execute(f"SELECT rowid FROM entries WHERE id IN ({marks})", chunk)]
             for rowid in rowids:
-                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                conn.execute("DELETE FROM lexicon WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM entries WHERE rowid = ?", (rowid,))
@@ -329,32 +329,41 @@ class SQLiteStore:
         return (" AND ".join(clauses) or "1"), params
 
     # -- channels ------------------------------------------------------------------------
+    def _mask(self, rows: RowCodes, namespace: str | None, filters: Filters) -> Any:
+        """Admit-mask over an in-memory index's positions: namespace and kind are checked on
+        codes kept in RAM; other filters are evaluated once in SQL (cached per store state)."""
+        rest = dataclasses.replace(filters, kinds=[])
+        allowed = None
+        if not rest.is_empty():
+            where, params = self._where(namespace, rest)
+            conn = self._reader()
+            key = (where, tuple(map(repr, params)), self._seqs(conn))
+            with self._scope_lock:
+                allowed = self._scope_cache.get(key)
+            if allowed is None:
+                allowed = {r for (r,) in conn.execute(f"SELECT e.rowid FROM entries e WHERE {where}", params)}
+                with self._scope_lock:
+                    if len(self._scope_cache) > 16:
+                        self._scope_cache.clear()
+                    self._scope_cache[key] = allowed
+        return rows.mask(namespace, filters.kinds, allowed)
+
     def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
-        """BM25 over analysed text and tags, filters applied inside the query (prefilter)."""
-        expression = fts_match_expression(list(terms))
-        if expression is None:
+        """BM25 over analysed text and tags; filters admit rows before the top-k is cut."""
+        if not terms:
             return []
-        where, params = self._where(namespace, filters)
-        sql = (
-            f"SELECT fts.rowid, -{_BM25} AS score FROM fts JOIN entries e ON e.rowid = fts.rowid "
-            f"WHERE fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
-        )
-        return [(int(r), float(s)) for r, s in self._reader().execute(sql, [expression, *params, k])]
+        index = self._refresh_lexical()
+        with index.lock:
+            return index.search(list(terms), k, self._mask(index.rows, namespace, filters))
 
     def semantic(self, vector: np.ndarray, k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
+        """Cosine top-k; filters admit rows before the top-k is cut (exactly, or by oversampling HNSW)."""
         index = self._refresh_vectors()
         if index is None:
             return []
-        allowed = None
-        whole_store = namespace is None or self.gazetteer.namespaces(self) <= {namespace}
-        if not (filters.is_empty() and whole_store):
-            where, params = self._where(namespace, filters)
-
-            def allowed() -> set[int]:
-                return {r for (r,) in self._reader().execute(f"SELECT e.rowid FROM entries e WHERE {where}", params)}
-
         with index.lock:
-            return index.search(np.asarray(vector, dtype=np.float32), k, allowed)
+            mask = self._mask(index.rows, namespace, filters)
+            return index.search(np.asarray(vector, dtype=np.float32), k, mask)
 
     def symbolic(self, query: str, terms: Sequence[str], k: int, namespace: str | None,
                  filters: Filters) -> list[tuple[int, float]]:
@@ -372,30 +381,21 @@ class SQLiteStore:
             f"SELECT t.rowid, count(DISTINCT t.field || ':' || t.value) AS n FROM tags t JOIN entries e ON e.rowid = t.rowid "
             f"WHERE ({pairs}) AND {where} GROUP BY t.rowid ORDER BY n DESC, e.ts DESC LIMIT ?"
         )
-        conn = self._reader()
-        matched = {int(r): int(n) for r, n in conn.execute(sql, [*pair_params, *params, max(k * 20, 1000)])}
+        matched = {int(r): int(n) for r, n in self._reader().execute(sql, [*pair_params, *params, max(k * 20, 1000)])}
         if not matched:
             return []
         lexical: dict[int, float] = {}
-        expression = fts_match_expression(list(terms))
-        if expression is not None:
-            ids = list(matched)
-            for start in range(0, len(ids), 900):
-                chunk = ids[start : start + 900]
-                rows = conn.execute(
-                    f"SELECT rowid, -{_BM25} FROM fts WHERE fts MATCH ? AND rowid IN ({','.join('?' * len(chunk))})",
-                    [expression, *chunk],
-                )
-                lexical.update({int(r): float(s) for r, s in rows})
+        if terms:
+            index = self._refresh_lexical()
+            with index.lock:
+                lexical = index.score_rows(list(terms), matched)
         ranked = sorted(matched, key=lambda r: (-matched[r], -lexical.get(r, 0.0)))
         return [(r, float(matched[r])) for r in ranked[:k]]
 
     # -- vector index maintenance --------------------------------------------------------
-    def _refresh_vectors(self) -> VectorIndex | None:
-        """Bring the in-memory vector index up to date with the file (own or other writers)."""
-        index = self._vectors
-        if index is None:
-            return None
+    def _refresh_lexical(self) -> LexicalIndex:
+        """Bring the in-memory BM25 index up to date with the file (own or other writers)."""
+        index = self._lexical
         conn = self._reader()
         seq, del_seq = self._seqs(conn)
         if index.seq == seq and index.del_seq == del_seq:
@@ -405,16 +405,36 @@ class SQLiteStore:
                 return index
             if index.del_seq != del_seq:
                 index.reset()
+            index.append(conn.execute(
+                "SELECT l.rowid, e.namespace, e.kind, l.body, l.tags FROM lexicon l JOIN entries e ON e.rowid = l.rowid "
+                "WHERE l.rowid > ? ORDER BY l.rowid", (index.max_rowid,)))
+            index.seq, index.del_seq = seq, del_seq
+        return index
+
+    def _refresh_vectors(self) -> VectorIndex | None:
+        """Bring the in-memory vector index up to date with the file (own or other writers)."""
+        index = self._vectors
+        if index is None:
+            return None
+        conn = self._reader()
+        seq, del_seq = self._seqs(conn)
+        if index.seq == seq and index.del_seq == del_seq:
+            return index
+        select = ("SELECT v.rowid, e.namespace, e.kind, v.vec FROM vectors v JOIN entries e ON e.rowid = v.rowid "
+                  "WHERE v.rowid {} ? ORDER BY v.rowid")
+        with index.lock:
+            if index.seq == seq and index.del_seq == del_seq:
+                return index
+            if index.del_seq != del_seq:
+                index.reset()
                 snap = conn.execute("SELECT del_seq, count, max_rowid, blob FROM ann_snapshot WHERE id = 1").fetchone()
                 if snap is not None and snap[0] == del_seq:
-                    rows = conn.execute("SELECT rowid, vec FROM vectors WHERE rowid <= ? ORDER BY rowid", (snap[2],))
-                    index.append(rows)
+                    index.append(conn.execute(select.format("<="), (snap[2],)))
                     if len(index) == snap[1]:
                         index.restore_ann(snap[3], snap[1])
                     else:
                         index.reset()
-            rows = conn.execute("SELECT rowid, vec FROM vectors WHERE rowid > ? ORDER BY rowid", (index.max_rowid,))
-            index.append(rows)
+            index.append(conn.execute(select.format(">"), (index.max_rowid,)))
             index.ensure_ann()
             index.seq, index.del_seq = seq, del_seq
         return index
@@ -443,12 +463,13 @@ class SQLiteStore:
                     return False  # another writer deleted rows since; the graph is stale
                 self._writer.execute(
                     "INSERT OR REPLACE INTO ann_snapshot(id, del_seq, count, max_rowid, blob) VALUES (1, ?, ?, ?, ?)",
-                    (del_seq, index._ann_count, int(index._rowids[index._ann_count - 1]), blob),
+                    (del_seq, index._ann_count, int(index.rows.rowids[index._ann_count - 1]), blob),
                 )
         return True
 
     def warm(self) -> None:
-        """Load the vector index now rather than on the first search."""
+        """Load the in-memory indexes now rather than on the first search."""
+        self._refresh_lexical()
         self._refresh_vectors()
 
     # -- admin ---------------------------------------------------------------------------
