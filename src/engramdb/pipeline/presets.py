@@ -85,13 +85,12 @@ def load_preset(name_or_path: "str | Preset") -> Preset:
         return _cache[name_or_path]
     shipped = _shipped()
     if name_or_path in shipped:
-        preset = parse_preset(name_or_path, shipped[name_or_path])
-    elif name_or_path.endswith(".toml"):
+        preset = _cache[name_or_path] = parse_preset(name_or_path, shipped[name_or_path])
+        return preset
+    if name_or_path.endswith(".toml"):
+        # User files are re-read every time, so edits take effect without a restart.
         path = Path(name_or_path)
         if not path.is_file():
             raise InputError(f"preset file {path} does not exist")
-        preset = parse_preset(path.stem, path.read_text(encoding="utf-8"))
-    else:
-        raise InputError(f"unknown preset {name_or_path!r}; choose one of {', '.join(PRESET_NAMES)} or a .toml path")
-    _cache[name_or_path] = preset
-    return preset
+        return parse_preset(path.stem, path.read_text(encoding="utf-8"))
+    raise InputError(f"unknown preset {name_or_path!r}; choose one of {', '.join(PRESET_NAMES)} or a .toml path")

@@ -1,0 +1,59 @@
+"""Filter parsing and preset loading: the errors a user sees must name the problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engramdb import Filters, InputError
+from engramdb.pipeline.presets import PRESET_NAMES, load_preset
+
+
+def test_cli_filters_keep_json_scalars_for_metadata():
+    f = Filters.parse_cli(["person=Alice", "person=Bob", "metadata.n=3", "metadata.ok=true", "metadata.tag=v1",
+                           "since=2023-05-01", "kind=turn"])
+    assert f.persons == ["Alice", "Bob"] and f.kinds == ["turn"]
+    assert f.metadata == {"n": 3, "ok": True, "tag": "v1"}
+    assert f.since == "2023-05-01T00:00:00+00:00"
+
+
+@pytest.mark.parametrize("pairs, message", [
+    (["personAlice"], "key=value"),
+    (["colour=red"], "unknown filter 'colour'"),
+    (["kind=blog"], "filter kind must be one of"),
+    (["since=last tuesday"], "not ISO 8601"),
+])
+def test_bad_filters_are_named(pairs, message):
+    with pytest.raises(InputError, match=message):
+        Filters.parse_cli(pairs)
+
+
+def test_shipped_presets_load():
+    assert PRESET_NAMES[0] == "default"
+    assert {"default", "semantic", "lexical", "symbolic"} <= set(PRESET_NAMES)
+    default = load_preset("default")
+    assert set(default.channels) == {"semantic", "lexical", "symbolic"} and default.rrf_k == 60
+    assert set(load_preset("lexical").channels) == {"lexical"}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[channels.semantic\nk = 3", "invalid TOML"),
+    ("[channels.vibes]\nk = 3", "unknown channel 'vibes'"),
+    ("[channels.lexical]\nk = 0", "positive integer"),
+    ("[channels.lexical]\nweight = -1", "weight must be a number"),
+    ("[channels.lexical]\nk = 5\ntop = 3", "takes only 'k' and 'weight'"),
+    ("description = 'x'", "at least one channel"),
+    ("[channels.lexical]\nk = 5\n[fusion]\nmethod = 'borda'", "fusion.method"),
+    ("[channels.lexical]\nk = 5\n[extras]\nx = 1", "unknown section"),
+])
+def test_malformed_user_preset_gets_a_clear_error(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "mine.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        load_preset(str(path))
+
+
+def test_unknown_preset_name():
+    with pytest.raises(InputError, match="unknown preset 'nope'"):
+        load_preset("nope")
