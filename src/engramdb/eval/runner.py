@@ -174,7 +174,7 @@ def _average(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(mean(r[key] for r in rows), 4) for key in keys}
 
 
-def _meta(kind: str, name: str, embedder_name: str, k: int, depth: int) -> dict[str, Any]:
+def _meta(kind: str, name: str, embedder: Any, embedder_name: str, k: int, depth: int) -> dict[str, Any]:
     try:
         from importlib.metadata import version
 
@@ -186,6 +186,7 @@ def _meta(kind: str, name: str, embedder_name: str, k: int, depth: int) -> dict[
         "kind": kind,
         "dataset": name,
         "embedder": embedder_name,
+        "embedder_model": str(getattr(embedder, "name", embedder_name)),
         "k": k,
         "depth": depth,
         "engram_version": engram_version,
@@ -220,7 +221,7 @@ def run_beir(
     query_ids = ds.query_ids[:limit_queries] if limit_queries else ds.query_ids
     emb, emb_name = _embedder(embedder, cache_dir)
     search_k = max(k, depth)
-    result = _meta("beir", ds.name, emb_name, k, search_k)
+    result = _meta("beir", ds.name, emb, emb_name, k, search_k)
     result.update(n_queries=len(query_ids), n_docs=len(ds.corpus), results=[])
     entries = [
         Entry(
@@ -365,7 +366,7 @@ def run_locomo(
     to_index = [s for s in samples if s.sample_id in needed]
     emb, emb_name = _embedder(embedder, cache_dir)
     search_k = max(k, depth)
-    result = _meta("locomo", Path(path).stem, emb_name, k, search_k)
+    result = _meta("locomo", Path(path).stem, emb, emb_name, k, search_k)
     n_main = sum(1 for _, q in selected if q.category != 5)
     result.update(
         n_queries=n_main,
