@@ -29,3 +29,55 @@ def rrf(
         fused.values(),
         key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid),
     )
+
+
+NORMALIZATIONS = ("zscore", "minmax", "none")
+
+
+def _normalize(scores: list[float], how: str) -> list[float]:
+    if how == "none" or not scores:
+        return list(scores)
+    lo, hi = min(scores), max(scores)
+    if how == "minmax":
+        span = hi - lo
+        return [(s - lo) / span if span else 1.0 for s in scores]
+    mean = sum(scores) / len(scores)
+    std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+    return [(s - mean) / std if std else 0.0 for s in scores]
+
+
+def weighted(
+    channel_results: dict[str, list[tuple[int, float]]],
+    weights: dict[str, float],
+    normalization: str = "zscore",
+) -> list[Candidate]:
+    """Weighted sum of per-channel normalised scores over the union of candidates.
+
+    Each channel's raw scores (cosine, BM25, name matches) are normalised within that
+    channel's own candidate list (z-score by default, as in distribution-based score
+    fusion), so scales become comparable; a candidate a channel did not return counts as
+    that channel's lowest normalised score. The list, not the requested k, defines the
+    normalisation, so scores do not change with k or page size.
+    """
+    normalized: dict[str, dict[int, float]] = {}
+    floors: dict[str, float] = {}
+    fused: dict[int, Candidate] = {}
+    for channel, results in channel_results.items():
+        values = _normalize([raw for _, raw in results], normalization)
+        normalized[channel] = {rowid: v for (rowid, _), v in zip(results, values)}
+        floors[channel] = min(values) if values else 0.0
+        for rank, (rowid, raw) in enumerate(results, start=1):
+            cand = fused.get(rowid)
+            if cand is None:
+                cand = fused[rowid] = Candidate(rowid=rowid)
+            cand.channels[channel] = ChannelScore(rank=rank, score=raw)
+    for rowid, cand in fused.items():
+        cand.score = sum(
+            weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
+            for channel in channel_results
+            if channel_results[channel]
+        )
+    return sorted(
+        fused.values(),
+        key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid),
+    )

@@ -14,7 +14,8 @@ from pathlib import Path
 from ..errors import InputError
 
 CHANNELS = ("semantic", "lexical", "symbolic")
-FUSION_METHODS = ("rrf",)
+FUSION_METHODS = ("rrf", "weighted")
+NORMALIZATIONS = ("zscore", "minmax", "none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,7 @@ class Preset:
     channels: dict[str, ChannelConfig] = field(default_factory=dict)
     fusion: str = "rrf"
     rrf_k: int = 60
+    normalization: str = "zscore"
 
 
 def _shipped() -> dict[str, str]:
@@ -67,11 +69,17 @@ def parse_preset(name: str, text: str) -> Preset:
     method = fusion.get("method", "rrf")
     if method not in FUSION_METHODS:
         raise InputError(f"preset {name!r}: fusion.method must be one of {', '.join(FUSION_METHODS)}")
+    unknown_fusion = set(fusion) - {"method", "k", "normalization"}
+    if unknown_fusion:
+        raise InputError(f"preset {name!r}: unknown fusion option(s) {', '.join(sorted(unknown_fusion))}")
     rrf_k = fusion.get("k", 60)
     if not isinstance(rrf_k, int) or rrf_k < 0:
         raise InputError(f"preset {name!r}: fusion.k must be an integer >= 0")
+    normalization = fusion.get("normalization", "zscore")
+    if normalization not in NORMALIZATIONS:
+        raise InputError(f"preset {name!r}: fusion.normalization must be one of {', '.join(NORMALIZATIONS)}")
     return Preset(name=name, description=str(data.get("description", "")), channels=channels,
-                  fusion=method, rrf_k=rrf_k)
+                  fusion=method, rrf_k=rrf_k, normalization=normalization)
 
 
 _cache: dict[str, Preset] = {}

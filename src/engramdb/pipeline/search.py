@@ -10,7 +10,7 @@ from ..embed.base import Embedder
 from ..model import Candidate, Hit, SearchResult
 from ..store.base import Filters, Store
 from ..text.tokenize import query_terms
-from .fuse import rrf
+from .fuse import rrf, weighted
 from .group import collapse
 from .presets import Preset
 from .trace import Trace
@@ -77,9 +77,14 @@ class SearchPipeline:
                     "top_score": round(rows[0][1], 6) if rows else None,
                 }
 
-        with trace.stage("fuse", method=preset.fusion, k=preset.rrf_k) as rec:
+        with trace.stage("fuse", method=preset.fusion) as rec:
             weights = {name: conf.weight for name, conf in preset.channels.items()}
-            fused = rrf(results, weights, preset.rrf_k)
+            if preset.fusion == "weighted":
+                fused = weighted(results, weights, preset.normalization)
+                rec["normalization"] = preset.normalization
+            else:
+                fused = rrf(results, weights, preset.rrf_k)
+                rec["k"] = preset.rrf_k
             rec["weights"] = weights
             rec["n"] = len(fused)
 

@@ -1,0 +1,57 @@
+"""Fusion methods against rankings computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from engramdb.pipeline.fuse import rrf, weighted
+
+
+def test_rrf_union_weights_and_evidence():
+    results = {"semantic": [(1, 0.9), (2, 0.8)], "lexical": [(3, 7.0), (1, 5.0)]}
+    fused = rrf(results, {"semantic": 1.0, "lexical": 0.5}, k=60)
+    scores = {c.rowid: c.score for c in fused}
+    assert scores[1] == pytest.approx(1 / 61 + 0.5 / 62)
+    assert scores[2] == pytest.approx(1 / 62)
+    assert scores[3] == pytest.approx(0.5 / 61)  # found by one channel only: it survives
+    assert [c.rowid for c in fused] == [1, 2, 3]
+    one = next(c for c in fused if c.rowid == 1)
+    assert (one.channels["semantic"].rank, one.channels["lexical"].rank) == (1, 2)
+    assert one.channels["lexical"].score == 5.0
+
+
+def test_rrf_ties_break_on_best_rank_then_rowid():
+    fused = rrf({"a": [(7, 1.0), (8, 0.5)], "b": [(8, 3.0), (7, 1.0)]}, {}, k=60)
+    assert [c.rowid for c in fused] == [7, 8]  # equal scores, equal best rank -> rowid
+
+
+def test_weighted_zscore_by_hand():
+    # semantic raw [0.9, 0.6, 0.3] -> z = [1.2247, 0, -1.2247]; lexical raw [4, 2] -> z = [1, -1]
+    results = {"semantic": [(1, 0.9), (2, 0.6), (3, 0.3)], "lexical": [(3, 4.0), (4, 2.0)]}
+    fused = weighted(results, {"semantic": 0.4, "lexical": 0.6}, "zscore")
+    z = 1.5 ** 0.5
+    expected = {
+        1: 0.4 * z + 0.6 * -1.0,      # missing from lexical: its floor (-1)
+        2: 0.4 * 0.0 + 0.6 * -1.0,
+        3: 0.4 * -z + 0.6 * 1.0,
+        4: 0.4 * -z + 0.6 * -1.0,     # missing from semantic: its floor (-z)
+    }
+    assert {c.rowid: c.score for c in fused} == pytest.approx(expected)
+    assert [c.rowid for c in fused] == [3, 1, 2, 4]
+
+
+def test_weighted_minmax_and_constant_lists():
+    results = {"semantic": [(1, 0.5), (2, 0.25)], "lexical": [(2, 3.0)]}
+    fused = weighted(results, {"semantic": 1.0, "lexical": 1.0}, "minmax")
+    assert {c.rowid: c.score for c in fused} == pytest.approx({1: 1.0 + 1.0, 2: 0.0 + 1.0})
+    # A channel with one candidate (or equal scores) cannot be spread: z-scores are 0.
+    fused = weighted({"lexical": [(5, 2.0), (6, 2.0)]}, {}, "zscore")
+    assert [c.score for c in fused] == [0.0, 0.0]
+
+
+def test_scores_do_not_depend_on_k(mem):
+    mem.add([f"note {i} about {w}" for i, w in enumerate(["tea", "coffee", "tea and coffee", "water", "juice"] * 4)])
+    for preset in ("default", "semantic", "lexical"):
+        small = mem.search("tea or coffee", k=3, preset=preset)
+        large = mem.search("tea or coffee", k=15, preset=preset)
+        assert [(h.id, h.score) for h in small] == [(h.id, h.score) for h in large][:3]
