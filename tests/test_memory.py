@@ -140,17 +140,20 @@ def test_bad_input_raises_before_writing(mem: Memory):
 def test_failed_batch_rolls_back_completely(mem: Memory):
     mem.add(["kept one", "kept two"])
     before = (mem.count(), len(mem.search("kept", k=10, preset="lexical")), mem.stats()["vectors"])
-    entries = [Entry(text=f"new entry {i}").normalized("default") for i in range(5)]
-    entries.append(entries[0])  # the same id twice: the UNIQUE constraint fails on row 6
-    vectors = mem.embedder.embed_documents([e.text for e in entries])
-    with pytest.raises(Exception):
+    entries = [Entry(text=f"new entry {i}").normalized("default") for i in range(6)]
+    vectors = list(mem.embedder.embed_documents([e.text for e in entries]))
+    vectors[5] = vectors[5][:100]  # a bad vector on the last row: the insert fails after 5 rows
+    with pytest.raises(EngramError, match="vector 5 has shape"):
         mem.store.upsert(entries, vectors)
     after = (mem.count(), len(mem.search("kept", k=10, preset="lexical")), mem.stats()["vectors"])
     assert after == before
     assert mem.search("new entry", k=10, preset="lexical").hits == []
     # The store still works and accepts the same entries once fixed.
-    mem.add(entries[:5])
-    assert mem.count() == 7
+    mem.add(entries)
+    assert mem.count() == 8
+    # A concurrent writer's duplicate is skipped, not an error.
+    mem.store.upsert(entries[:1], mem.embedder.embed_documents([entries[0].text]))
+    assert mem.count() == 8
 
 
 def test_model_mismatch_is_refused(db_path: Path):

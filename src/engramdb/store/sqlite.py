@@ -183,8 +183,7 @@ class SQLiteStore:
         if self.read_only:
             raise EngramError("the store is open read-only")
         if vectors is not None and len(vectors) != len(entries):
-            # Checked again row by row below; this early message is the clearer one.
-            pass
+            raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
         now = utc_now()
         with self._write_lock, self._writer:
             conn = self._writer
@@ -193,13 +192,18 @@ class SQLiteStore:
             for i, entry in enumerate(entries):
                 entry.created_at = entry.created_at or now
                 src = entry.source
+                # Another writer may have stored the same entry since `classify`: same id means
+                # same content, so skipping it keeps the write idempotent instead of failing.
                 conn.execute(
                     "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, location, topic, doc_id, path, "
-                    "session_id, turn_id, speaker, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "session_id, turn_id, speaker, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                    "ON CONFLICT(id) DO NOTHING",
                     (entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp, timestamp_epoch(entry.timestamp),
                      entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker,
                      json.dumps(entry.to_dict(), ensure_ascii=False), entry.created_at),
                 )
+                if conn.changes() == 0:
+                    continue
                 rowid = conn.last_insert_rowid()
                 tag_rows = _tag_rows(entry)
                 conn.executemany("INSERT OR IGNORE INTO tags(field, value, rowid) VALUES (?,?,?)",
