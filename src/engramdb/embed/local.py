@@ -99,6 +99,9 @@ class MiniLMEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = num_threads or _threads()
         options.inter_op_num_threads = 1
+        # Spinning worker threads keep both cores busy for a while after each call, which
+        # made the NumPy search that follows a query embedding ~5 ms slower.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._output = next(o.name for o in self._session.get_outputs() if len(o.shape) == 3)

@@ -109,11 +109,14 @@ class VectorIndex:
     # -- search --------------------------------------------------------------------------
     def _exact(self, query: np.ndarray, positions: np.ndarray | None, k: int) -> list[tuple[int, float]]:
         rowids = self.rows.arrays()[0]
+        # einsum, not `@`: BLAS's worker threads wait on cores that the embedding model's
+        # threads are still spinning on right after a query embedding (+5 to +15 ms measured);
+        # a single-threaded product is slower in isolation but steady in the real sequence.
         if positions is None:
-            scores = self._matrix[: len(rowids)] @ query
+            scores = np.einsum("ij,j->i", self._matrix[: len(rowids)], query)
             positions = np.arange(len(rowids))
         else:
-            scores = self._matrix[positions] @ query
+            scores = np.einsum("ij,j->i", self._matrix[positions], query)
         k = min(k, len(scores))
         if k <= 0:
             return []
