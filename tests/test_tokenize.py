@@ -1,4 +1,4 @@
-from engramdb.text.tokenize import analyze, fts_match_expression, query_terms
+from engramdb.text.tokenize import analyze, query_terms
 
 
 def test_chinese_sentence_is_segmented_into_words():
@@ -32,7 +32,6 @@ def test_full_width_text_is_normalised():
     assert analyze("ＡＢＣ１２３") == analyze("abc123")
 
 
-def test_query_terms_are_distinct_and_match_expression_is_quoted():
+def test_query_terms_are_distinct():
     assert query_terms("paint painting painted") == ["paint"]
-    assert fts_match_expression(["a_b", "上海"]) == '"a_b" OR "上海"'
-    assert fts_match_expression([]) is None
+    assert query_terms("上海 上海 shanghai") == ["上海", "shanghai"]

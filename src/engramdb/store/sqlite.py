@@ -1,7 +1,8 @@
-"""The embedded default store: one SQLite file (WAL) with entries, FTS5 BM25, vectors and tags.
+"""The embedded default store: one SQLite file (WAL) with entries, analysed terms, vectors and tags.
 
-We use `apsw` rather than the standard `sqlite3` module: it ships a recent SQLite with FTS5
-and `contentless_delete`, and the standard module here cannot load extensions. One writer
+Terms and vectors are mirrored in RAM by `LexicalIndex` and `VectorIndex` for fast, exactly
+prefiltered search (docs/DESIGN.md). We use `apsw` rather than the standard `sqlite3` module:
+it ships a recent SQLite, and the standard module here cannot load extensions. One writer
 connection (guarded by a lock) and one reader connection per thread: WAL lets readers run
 while a batch is written, and each write batch is a single transaction.
 """

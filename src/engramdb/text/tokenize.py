@@ -1,8 +1,7 @@
 """Analysis for the lexical channel: mixed Chinese/English text to BM25 terms.
 
-FTS5's default tokenizer treats a run of Chinese characters as one token, so a Chinese
-sentence becomes a single unsearchable term. We therefore analyse text ourselves and hand
-FTS5 space-separated terms:
+FTS5's default tokenizer (like most BM25 analysers) treats a run of Chinese characters as one
+token, so a Chinese sentence becomes a single unsearchable term. We analyse text ourselves:
 
 * CJK runs are segmented with jieba in search mode (words plus their sub-words, so both
   "支持小组" and "小组" match);
@@ -25,7 +24,6 @@ from importlib import resources
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([a-z0-9]+(?:[._\-/:+#][a-z0-9]+)*)")
-_HAS_DIGIT = re.compile(r"\d")
 
 _jieba_lock = threading.Lock()
 _jieba = None
@@ -76,7 +74,7 @@ def _latin_terms(word: str) -> tuple[str, ...]:
         return (_stem(word),)
     if re.fullmatch(r"[0-9]+", word):
         return (word,)
-    # Identifier-like: keep whole (separators folded so FTS5 sees one token) plus parts.
+    # Identifier-like: keep whole (separators folded to '_') plus its parts.
     whole = re.sub(r"[._\-/:+#]", "_", word)
     parts = [p for p in re.split(r"[._\-/:+#]", word) if p]
     terms = [whole]
@@ -115,15 +113,3 @@ def analyze(text: str) -> list[str]:
 def query_terms(text: str) -> list[str]:
     """Distinct analysed terms of a query, in first-seen order."""
     return list(dict.fromkeys(analyze(text)))
-
-
-def fts_match_expression(terms: list[str]) -> str | None:
-    """An FTS5 MATCH expression OR-ing the terms (quoted, so no term is read as syntax)."""
-    if not terms:
-        return None
-    return " OR ".join(f'"{t}"' for t in terms)
-
-
-def is_identifier(term: str) -> bool:
-    """True for terms that look like codes, versions or hashes rather than words."""
-    return "_" in term or bool(_HAS_DIGIT.search(term))
