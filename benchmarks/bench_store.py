@@ -72,14 +72,19 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--db", default=None, help="store path (default: a temporary file)")
     parser.add_argument("--json", dest="json_out", default=None, help="write the numbers as JSON here")
+    parser.add_argument("--persons", action="store_true", help="tag each entry with its person")
     parser.add_argument("--reuse", action="store_true",
                         help="if --db already holds entries, skip ingest and only measure search")
     args = parser.parse_args()
 
     rng = random.Random(42)
     path = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "bench.db"
-    entries = [Entry(text=make_text(rng, i), persons=[], timestamp=f"2023-0{5 + i % 4}-{1 + i % 28:02d}T12:00:00")
-               for i in range(args.n)]
+    texts = [make_text(rng, i) for i in range(args.n)]
+    # With --persons each entry is tagged with the person it starts with, as conversation
+    # memory is, so queries that name someone also exercise the symbolic channel.
+    entries = [Entry(text=t, persons=[next(p for p in PEOPLE if t.startswith(p))] if args.persons else [],
+                     timestamp=f"2023-0{5 + i % 4}-{1 + i % 28:02d}T12:00:00")
+               for i, t in enumerate(texts)]
 
     with Memory(path, embedder=args.embedder) as mem:
         mem.embedder.embed_query("warm up")  # load the model outside the timed region

@@ -124,11 +124,11 @@ class LexicalIndex:
             self._lengths_np = None
         return added
 
-    def _scores(self, terms: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(positions, scores) of every row containing at least one term."""
+    def _dense_scores(self, terms: Iterable[str]) -> np.ndarray | None:
+        """BM25 of every row (0 where no term matches), or None when no term is indexed."""
         n = len(self.rows)
         if n == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            return None
         if self._lengths_np is None:
             self._lengths_np = np.array(self._lengths, dtype=np.float32)
         avgdl = self._total_length / n or 1.0
@@ -146,19 +146,19 @@ class LexicalIndex:
                 norm_all = K1 * (1.0 - B + B * self._lengths_np / avgdl)
                 acc = np.zeros(n, dtype=np.float32)
             acc[positions] += idf * tf * (K1 + 1.0) / (tf + norm_all[positions])  # type: ignore[index]
-        if acc is None:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        touched = np.flatnonzero(acc)
-        return touched, acc[touched]
+        return acc
 
     def search(self, terms: list[str], k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
         """Top-k (rowid, BM25) among admitted rows; ties break on rowid for stable order."""
-        positions, scores = self._scores(terms)
-        if mask is not None and len(positions):
-            keep = mask[positions]
-            positions, scores = positions[keep], scores[keep]
-        if len(positions) == 0 or k <= 0:
+        acc = self._dense_scores(terms)
+        if acc is None or k <= 0:
             return []
+        if mask is not None:
+            acc = np.where(mask, acc, 0.0)
+        positions = np.flatnonzero(acc)
+        if len(positions) == 0:
+            return []
+        scores = acc[positions]
         rowids = self.rows.arrays()[0]
         if len(positions) > k:
             top = np.argpartition(-scores, k - 1)[:k]
@@ -166,8 +166,18 @@ class LexicalIndex:
         order = np.lexsort((rowids[positions], -scores))
         return [(int(rowids[positions[i]]), float(scores[i])) for i in order]
 
+    def score_positions(self, terms: list[str], positions: np.ndarray) -> np.ndarray:
+        """BM25 of the rows at `positions` (0 where no term matches)."""
+        acc = self._dense_scores(terms)
+        if acc is None:
+            return np.zeros(len(positions), dtype=np.float32)
+        return acc[positions]
+
     def score_rows(self, terms: list[str], rowids: Iterable[int]) -> dict[int, float]:
-        """BM25 of the given rows (0 where no term matches)."""
-        positions, scores = self._scores(terms)
-        by_position = dict(zip(positions.tolist(), scores.tolist()))
-        return {r: by_position.get(self.rows.pos.get(r, -1), 0.0) for r in rowids}
+        """BM25 of the given rows by rowid (0 where no term matches)."""
+        rowids = list(rowids)
+        positions = np.array([self.rows.pos.get(r, -1) for r in rowids], dtype=np.int64)
+        known = positions >= 0
+        scores = np.zeros(len(rowids), dtype=np.float32)
+        scores[known] = self.score_positions(terms, positions[known])
+        return dict(zip(rowids, scores.tolist()))

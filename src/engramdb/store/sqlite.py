@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -374,28 +375,33 @@ class SQLiteStore:
                  filters: Filters) -> list[tuple[int, float]]:
         """Entries tagged with people/entities/places the query names, most names first.
 
-        Ties are broken by BM25 of the query inside that set, then recency.
+        Ties are broken by BM25 of the query inside that set, then by the most recently added.
+        Tag lookups are index range scans; filters use the same admit-mask as the lexical channel.
         """
         names = self.gazetteer.match(self, namespace, query)
         if not names:
             return []
-        where, params = self._where(namespace, filters)
-        pairs = " OR ".join("(t.field = ? AND t.value = ?)" for _ in names)
-        pair_params = [x for name in names for x in name]
-        sql = (
-            f"SELECT t.rowid, count(DISTINCT t.field || ':' || t.value) AS n FROM tags t JOIN entries e ON e.rowid = t.rowid "
-            f"WHERE ({pairs}) AND {where} GROUP BY t.rowid ORDER BY n DESC, e.ts DESC LIMIT ?"
-        )
-        matched = {int(r): int(n) for r, n in self._reader().execute(sql, [*pair_params, *params, max(k * 20, 1000)])}
-        if not matched:
-            return []
-        lexical: dict[int, float] = {}
-        if terms:
-            index = self._refresh_lexical()
-            with index.lock:
-                lexical = index.score_rows(list(terms), matched)
-        ranked = sorted(matched, key=lambda r: (-matched[r], -lexical.get(r, 0.0)))
-        return [(r, float(matched[r])) for r in ranked[:k]]
+        conn = self._reader()
+        counts: Counter[int] = Counter()
+        for field_name, value in names:
+            counts.update(r for (r,) in conn.execute("SELECT rowid FROM tags WHERE field = ? AND value = ?",
+                                                      (field_name, value)))
+        index = self._refresh_lexical()
+        with index.lock:
+            mask = self._mask(index.rows, namespace, filters)
+            pos = index.rows.pos
+            rowids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+            n = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+            positions = np.fromiter((pos.get(r, -1) for r in counts), dtype=np.int64, count=len(counts))
+            keep = positions >= 0
+            if mask is not None:
+                keep &= mask[np.where(keep, positions, 0)]
+            rowids, n, positions = rowids[keep], n[keep], positions[keep]
+            if len(rowids) == 0:
+                return []
+            lexical = index.score_positions(list(terms), positions) if terms else np.zeros(len(rowids))
+        order = np.lexsort((-rowids, -lexical, -n))[:k]
+        return [(int(rowids[i]), float(n[i])) for i in order]
 
     # -- vector index maintenance --------------------------------------------------------
     def _refresh_lexical(self) -> LexicalIndex:
