@@ -32,9 +32,8 @@ class SearchPipeline:
             if name == "semantic":
                 if self.embedder is None:
                     continue
-                embedder = self.embedder
 
-                def semantic(k: int = conf.k) -> list[tuple[int, float]]:
+                def semantic(k: int = conf.k, embedder: Embedder = self.embedder) -> list[tuple[int, float]]:
                     return self.store.semantic(embedder.embed_query(query), k, namespace, filters)
 
                 jobs[name] = semantic
