@@ -1,0 +1,229 @@
+"""Time expressions (English and Chinese) resolved to windows against a reference time.
+
+One place for relative time, shared by the write side (a turn's "yesterday" becomes a date)
+and the read side (a question's "last week" becomes a filter window). Windows are half-open,
+``[start, end)``, in the reference time's timezone (UTC when it is naive; see
+`engramdb.model.normalize_timestamp`). Weeks are ISO calendar weeks (Monday to Sunday);
+seasons are northern-hemisphere meteorological seasons (summer = June to August).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+_MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"], start=1)}
+_MONTHS.update({name[:3]: i for name, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12, "春天": 3, "夏天": 6, "秋天": 9, "冬天": 12,
+            "春季": 3, "夏季": 6, "秋季": 9, "冬季": 12}
+_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+               "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    """A half-open interval ``[start, end)`` and the expression it came from."""
+
+    start: datetime
+    end: datetime
+    expression: str
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+
+def _zh_number(text: str) -> int | None:
+    if text.isdigit():
+        return int(text)
+    if text == "十":
+        return 10
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0)
+    return _ZH_DIGITS.get(text)
+
+
+def _day(ref: datetime, offset: int = 0) -> datetime:
+    base = ref.replace(hour=0, minute=0, second=0, microsecond=0)
+    return base + timedelta(days=offset)
+
+
+def _month_start(year: int, month: int, tz: timezone | None) -> datetime:
+    year += (month - 1) // 12
+    month = (month - 1) % 12 + 1
+    return datetime(year, month, 1, tzinfo=tz)
+
+
+def _month(year: int, month: int, tz: timezone | None) -> tuple[datetime, datetime]:
+    return _month_start(year, month, tz), _month_start(year, month + 1, tz)
+
+
+def _year(year: int, tz: timezone | None) -> tuple[datetime, datetime]:
+    return datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz)
+
+
+def _week(ref: datetime, offset: int) -> tuple[datetime, datetime]:
+    monday = _day(ref, -ref.weekday()) + timedelta(weeks=offset)
+    return monday, monday + timedelta(weeks=1)
+
+
+def _season(name: str, year: int, tz: timezone | None) -> tuple[datetime, datetime]:
+    first = _SEASONS[name]
+    return _month_start(year, first, tz), _month_start(year, first + 3, tz)
+
+
+def _shift_months(ref: datetime, months: int) -> datetime:
+    month_index = ref.month - 1 + months
+    year, month = ref.year + month_index // 12, month_index % 12 + 1
+    day = min(ref.day, [31, 29 if year % 4 == 0 and (year % 100 or year % 400 == 0) else 28, 31, 30, 31, 30,
+                        31, 31, 30, 31, 30, 31][month - 1])
+    return ref.replace(year=year, month=month, day=day)
+
+
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "iso_date"),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "day_month_year"),
+    (re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"), "month_day_year"),
+    (re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]"), "iso_date"),
+    (re.compile(r"(\d{4})年(\d{1,2})月"), "year_month_zh"),
+    (re.compile(r"(?<![\d年])(\d{1,2})月(\d{1,2})[日号]"), "month_day_zh"),
+    (re.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "month_year"),
+    (re.compile(r"(去年|今年|明年|前年)?(春天|夏天|秋天|冬天|春季|夏季|秋季|冬季)"), "season_zh"),
+    (re.compile(r"\b(last|this|next)\s+(spring|summer|autumn|fall|winter)\b"), "season_rel"),
+    (re.compile(r"\b(before|after|since|until|till|by)\s+(\w+\s+)?(\d{4})\b"), "bound_year"),
+    (re.compile(r"(\d{4})年(之前|以前|前|之后|以后|后)"), "bound_year_zh"),
+    (re.compile(r"\b(?:in|during|of)\s+(\d{4})\b|\b(\d{4})\s*年(?!\d)"), "year"),
+    (re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)\s+"
+                r"(day|week|month|year)s?\s+(ago|later|from now)\b"), "n_ago"),
+    (re.compile(r"([\d零一二两三四五六七八九十]+)\s*(天|日|周|星期|个月|月|年)(前|以前|之前|后|以后|之后)"), "n_ago_zh"),
+    (re.compile(r"\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|"
+                r"tomorrow)\b"), "day_word"),
+    (re.compile(r"(大前天|前天|昨天|昨晚|今天|今晚|明天|后天)"), "day_word_zh"),
+    (re.compile(r"\b(last|this|next|past)\s+(week|weekend|month|year)\b"), "rel_unit"),
+    (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(周|星期|礼拜|月)|(去年|今年|明年|前年)"), "rel_unit_zh"),
+]
+_DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
+              "the day after tomorrow": 2, "大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "今天": 0, "今晚": 0,
+              "明天": 1, "后天": 2}
+_REL = {"last": -1, "past": -1, "this": 0, "next": 1, "上上": -2, "上个": -1, "上": -1, "这个": 0, "这": 0, "本": 0,
+        "下个": 1, "下": 1, "去年": -1, "今年": 0, "明年": 1, "前年": -2}
+
+
+def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, datetime] | None:
+    tz = ref.tzinfo
+    g = m.groups()
+    if kind == "iso_date":
+        start = datetime(int(g[0]), int(g[1]), int(g[2]), tzinfo=tz)
+        return start, start + timedelta(days=1)
+    if kind == "day_month_year":
+        start = datetime(int(g[2]), _MONTHS[g[1]], int(g[0]), tzinfo=tz)
+        return start, start + timedelta(days=1)
+    if kind == "month_day_year":
+        start = datetime(int(g[2]), _MONTHS[g[0]], int(g[1]), tzinfo=tz)
+        return start, start + timedelta(days=1)
+    if kind == "month_day_zh":
+        start = datetime(ref.year, int(g[0]), int(g[1]), tzinfo=tz)
+        return start, start + timedelta(days=1)
+    if kind == "year_month_zh":
+        return _month(int(g[0]), int(g[1]), tz)
+    if kind == "month_year":
+        return _month(int(g[1]), _MONTHS[g[0]], tz)
+    if kind == "year":
+        return _year(int(g[0] or g[1]), tz)
+    if kind == "season_zh":
+        return _season(g[1], ref.year + _REL[g[0]] if g[0] else ref.year, tz)
+    if kind == "season_rel":
+        start, end = _season(g[1], ref.year, tz)
+        if g[0] == "last" and start >= _day(ref):
+            start, end = _season(g[1], ref.year - 1, tz)
+        elif g[0] == "next" and start <= ref:
+            start, end = _season(g[1], ref.year + 1, tz)
+        return start, end
+    if kind in ("bound_year", "bound_year_zh"):
+        word, year = (g[0], int(g[2])) if kind == "bound_year" else (g[1], int(g[0]))
+        lo, hi = _year(year, tz)
+        if word in ("before", "until", "till", "by", "之前", "以前", "前"):
+            return datetime(1, 1, 1, tzinfo=tz), (lo if word in ("before", "之前", "以前", "前") else hi)
+        return (hi if word in ("after", "之后", "以后", "后") else lo), datetime(9999, 1, 1, tzinfo=tz)
+    if kind in ("n_ago", "n_ago_zh"):
+        if kind == "n_ago":
+            word = g[0]
+            count = int(word) if word.isdigit() else _EN_NUMBERS[word.removeprefix("a ") if word.startswith("a ") else word]
+            unit, sign = g[1], (-1 if g[2] == "ago" else 1)
+        else:
+            count = _zh_number(g[0]) or 0
+            unit = {"天": "day", "日": "day", "周": "week", "星期": "week", "个月": "month", "月": "month", "年": "year"}[g[1]]
+            sign = -1 if g[2] in ("前", "以前", "之前") else 1
+        if unit == "day":
+            start = _day(ref, sign * count)
+            return start, start + timedelta(days=1)
+        if unit == "week":
+            return _week(ref + timedelta(weeks=sign * count), 0)
+        if unit == "month":
+            moved = _shift_months(ref, sign * count)
+            return _month(moved.year, moved.month, tz)
+        return _year(ref.year + sign * count, tz)
+    if kind in ("day_word", "day_word_zh"):
+        word = re.sub(r"\s+", " ", g[0])
+        start = _day(ref, _DAY_WORDS[word])
+        return start, start + timedelta(days=1)
+    if kind == "rel_unit":
+        offset, unit = _REL[g[0]], g[1]
+        if unit == "week":
+            return _week(ref, offset)
+        if unit == "weekend":
+            monday = _week(ref, offset)[0]
+            return monday + timedelta(days=5), monday + timedelta(days=7)
+        if unit == "month":
+            moved = _shift_months(ref, offset)
+            return _month(moved.year, moved.month, tz)
+        return _year(ref.year + offset, tz)
+    if kind == "rel_unit_zh":
+        if g[2]:
+            return _year(ref.year + _REL[g[2]], tz)
+        offset = _REL[g[0]]
+        if g[1] == "月":
+            moved = _shift_months(ref, offset)
+            return _month(moved.year, moved.month, tz)
+        return _week(ref, offset)
+    return None  # pragma: no cover - every pattern kind is handled above
+
+
+def find_time_windows(text: str, ref: datetime) -> list[TimeWindow]:
+    """Every time expression in `text`, resolved against `ref`, in order of appearance.
+
+    Expressions do not overlap: the most specific pattern (a full date before a month before
+    a year) claims its characters first.
+    """
+    if ref.tzinfo is None:
+        ref = ref.replace(tzinfo=timezone.utc)
+    lowered = text.lower()
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, TimeWindow]] = []
+    for pattern, kind in _PATTERNS:
+        for m in pattern.finditer(lowered):
+            if any(m.start() < e and s < m.end() for s, e in taken):
+                continue
+            try:
+                window = _resolve(kind, m, ref)
+            except (ValueError, KeyError):
+                continue  # "31 February" and the like: not a date
+            if window is not None:
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), TimeWindow(window[0], window[1], text[m.start():m.end()])))
+    return [w for _, w in sorted(found, key=lambda item: item[0])]
+
+
+def parse_time_window(text: str, ref: datetime) -> TimeWindow | None:
+    """The window covering every time expression in `text` (their hull), or None."""
+    windows = find_time_windows(text, ref)
+    if not windows:
+        return None
+    return TimeWindow(min(w.start for w in windows), max(w.end for w in windows),
+                      " … ".join(w.expression for w in windows))

@@ -1,0 +1,79 @@
+"""Relative and absolute time expressions, English and Chinese, against a fixed reference time."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from engramdb.text.timeparse import find_time_windows, parse_time_window
+
+# Monday 8 May 2023, 1:56 pm (a LoCoMo session time).
+REF = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+
+
+def d(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=timezone.utc)
+
+
+CASES = [
+    ("I went there yesterday", d(2023, 5, 7), d(2023, 5, 8)),
+    ("the day before yesterday", d(2023, 5, 6), d(2023, 5, 7)),
+    ("see you tomorrow", d(2023, 5, 9), d(2023, 5, 10)),
+    ("two days ago", d(2023, 5, 6), d(2023, 5, 7)),
+    ("3 weeks ago", d(2023, 4, 17), d(2023, 4, 24)),
+    ("a couple of months ago", d(2023, 3, 1), d(2023, 4, 1)),
+    ("last week", d(2023, 5, 1), d(2023, 5, 8)),
+    ("this week", d(2023, 5, 8), d(2023, 5, 15)),
+    ("next month", d(2023, 6, 1), d(2023, 7, 1)),
+    ("last year", d(2022, 1, 1), d(2023, 1, 1)),
+    ("last weekend", d(2023, 5, 6), d(2023, 5, 8)),
+    ("last summer", d(2022, 6, 1), d(2022, 9, 1)),
+    ("in May 2023", d(2023, 5, 1), d(2023, 6, 1)),
+    ("on 8 May, 2023", d(2023, 5, 8), d(2023, 5, 9)),
+    ("on May 25th, 2023", d(2023, 5, 25), d(2023, 5, 26)),
+    ("2023-01-31", d(2023, 1, 31), d(2023, 2, 1)),
+    ("before 2022", d(1, 1, 1), d(2022, 1, 1)),
+    ("since 2021", d(2021, 1, 1), d(9999, 1, 1)),
+    ("in 2020", d(2020, 1, 1), d(2021, 1, 1)),
+    ("昨天去了超市", d(2023, 5, 7), d(2023, 5, 8)),
+    ("前天", d(2023, 5, 6), d(2023, 5, 7)),
+    ("上周 Alice 跟谁聊了产品 XYZ", d(2023, 5, 1), d(2023, 5, 8)),
+    ("下个月开始收费", d(2023, 6, 1), d(2023, 7, 1)),
+    ("上个月", d(2023, 4, 1), d(2023, 5, 1)),
+    ("三天前", d(2023, 5, 5), d(2023, 5, 6)),
+    ("两周前", d(2023, 4, 24), d(2023, 5, 1)),
+    ("2023年5月", d(2023, 5, 1), d(2023, 6, 1)),
+    ("2022年3月14日", d(2022, 3, 14), d(2022, 3, 15)),
+    ("5月20日", d(2023, 5, 20), d(2023, 5, 21)),
+    ("去年夏天", d(2022, 6, 1), d(2022, 9, 1)),
+    ("去年", d(2022, 1, 1), d(2023, 1, 1)),
+    ("2022年之前", d(1, 1, 1), d(2022, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("text, start, end", CASES, ids=[c[0] for c in CASES])
+def test_expression_resolves_to_window(text: str, start: datetime, end: datetime):
+    window = parse_time_window(text, REF)
+    assert window is not None, text
+    assert (window.start, window.end) == (start, end)
+
+
+def test_no_time_expression():
+    assert parse_time_window("What did Melanie paint?", REF) is None
+    assert parse_time_window("version 2.3 of the app", REF) is None
+
+
+def test_several_expressions_in_order_and_hull():
+    windows = find_time_windows("Between March 2023 and yesterday", REF)
+    assert [w.expression for w in windows] == ["March 2023", "yesterday"]
+    hull = parse_time_window("Between March 2023 and yesterday", REF)
+    assert (hull.start, hull.end) == (d(2023, 3, 1), d(2023, 5, 8))
+
+
+def test_naive_reference_is_utc_and_invalid_dates_are_skipped():
+    window = parse_time_window("yesterday", datetime(2023, 1, 1, 0, 30))
+    assert window.start == d(2022, 12, 31)
+    # An impossible day is not a date; the month that remains is still read.
+    window = parse_time_window("31 February 2023", REF)
+    assert (window.start, window.end, window.expression) == (d(2023, 2, 1), d(2023, 3, 1), "February 2023")
