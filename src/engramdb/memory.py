@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder
+from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, SearchResult, normalize_timestamp
 from .pipeline.presets import Preset, load_preset
@@ -60,7 +60,7 @@ class Memory:
         # Fail fast on a model mismatch, before any model is loaded.
         recorded = self.store.embedder_name
         if recorded and embedder is not None:
-            wanted = get_embedder_name(embedder) if isinstance(embedder, str) else embedder.name
+            wanted = model_name(embedder) if isinstance(embedder, str) else embedder.name
             if wanted != recorded:
                 self.store.close()
                 raise ModelMismatchError(
@@ -229,20 +229,6 @@ class Memory:
         from .ingest import import_path
 
         return import_path(self, Path(path), namespace=namespace or self.namespace, progress=progress)
-
-
-def get_embedder_name(spec: str) -> str:
-    """The model name an embedder spec resolves to, without loading the model."""
-    from .embed.local import E5SmallEmbedder, MiniLMEmbedder
-
-    lowered = spec.lower()
-    if lowered in ("e5-small", "multilingual-e5-small", E5SmallEmbedder.name.lower()):
-        return E5SmallEmbedder.name
-    if lowered in ("minilm", "paraphrase-minilm-l3-v2", MiniLMEmbedder.name.lower()):
-        return MiniLMEmbedder.name
-    if lowered.startswith("openai:") or lowered.startswith("openai/"):
-        return "openai/" + spec.split(":", 1)[-1].split("/", 1)[-1]
-    raise InputError(f"unknown embedder {spec!r}")
 
 
 __all__ = ["Memory", "default_db_path", "EngramError"]

@@ -10,7 +10,8 @@ from ..errors import InputError
 from .base import Embedder, l2_normalize
 from .cache import CachingEmbedder
 
-__all__ = ["Embedder", "get_embedder", "EMBEDDER_NAMES", "DEFAULT_EMBEDDER", "l2_normalize", "CachingEmbedder"]
+__all__ = ["Embedder", "get_embedder", "model_name", "EMBEDDER_NAMES", "DEFAULT_EMBEDDER", "l2_normalize",
+           "CachingEmbedder"]
 
 DEFAULT_EMBEDDER = "e5-small"
 EMBEDDER_NAMES: dict[str, str] = {
@@ -31,20 +32,42 @@ _instances: dict[str, Embedder] = {}
 _lock = threading.Lock()
 
 
+def _openai_model(spec: str) -> str | None:
+    if spec.startswith(("openai:", "openai/")):
+        return spec.split(":", 1)[-1].split("/", 1)[-1]
+    return None
+
+
+def _key(spec: str) -> str:
+    key = _ALIASES.get(spec.lower())
+    if key is None:
+        raise InputError(f"unknown embedder {spec!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
+    return key
+
+
+def model_name(spec: str) -> str:
+    """The model name (as a store records it) that an embedder spec means, without loading it."""
+    model = _openai_model(spec)
+    if model is not None:
+        return f"openai/{model}"
+    from .local import E5SmallEmbedder, MiniLMEmbedder
+
+    return {"e5-small": E5SmallEmbedder.name, "minilm": MiniLMEmbedder.name}[_key(spec)]
+
+
 def get_embedder(name: str | None = None, cache_dir: str | Path | None = None) -> Embedder:
     """An embedder by name (see EMBEDDER_NAMES, or a store-recorded model name).
 
     With ``cache_dir``, document vectors are cached on disk by model and text hash.
     """
     name = name or os.environ.get("ENGRAM_EMBEDDER") or DEFAULT_EMBEDDER
-    if name.startswith("openai:") or name.startswith("openai/"):
+    model = _openai_model(name)
+    if model is not None:
         from .openai import OpenAIEmbedder
 
-        embedder: Embedder = OpenAIEmbedder(model=name.split(":", 1)[-1].split("/", 1)[-1])
+        embedder: Embedder = OpenAIEmbedder(model=model)
     else:
-        key = _ALIASES.get(name.lower())
-        if key is None:
-            raise InputError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
+        key = _key(name)
         with _lock:
             if key not in _instances:
                 if key == "e5-small":
