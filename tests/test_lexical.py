@@ -53,5 +53,6 @@ def test_appends_update_statistics_and_skip_known_rows():
     assert index.append([(5, "a", "chunk", "bird sing", ""), (6, "a", "fact", "bird bird bird", "")]) == 1
     after = dict(index.search(["bird"], 5, None))
     assert after[5] < before  # df grew, so idf fell
-    assert index.score_rows(["bird"], [5, 1]) == {5: pytest.approx(after[5]), 1: 0.0}
+    positions = np.array([index.rows.pos[5], index.rows.pos[1]])
+    assert index.score_positions(["bird"], positions).tolist() == [pytest.approx(after[5]), 0.0]
     assert np.isfinite(list(after.values())).all()

@@ -137,7 +137,9 @@ class Memory:
                     entry = item
                 else:
                     raise ValueError(f"expected a string, Entry or dict, got {type(item).__name__}")
-                entries.append(entry.normalized(namespace if not entry.namespace or entry.namespace == "default" else entry.namespace))
+                # An entry left in the "default" namespace takes the call's namespace.
+                own = entry.namespace if entry.namespace not in ("", "default") else None
+                entries.append(entry.normalized(own or namespace))
             except (ValueError, TypeError) as exc:
                 raise InputError(f"item {index}: {exc}") from exc
         return entries

@@ -26,7 +26,6 @@ class Gazetteer:
         self._lock = threading.Lock()
         self._seq = -1
         self._names: dict[str | None, dict[str, list[tuple[str, str]]]] = {}
-        self._namespaces: set[str] = set()
 
     def _sync(self, store: "SQLiteStore") -> None:
         conn = store._reader()
@@ -37,12 +36,7 @@ class Gazetteer:
             if seq == self._seq:
                 return
             self._names = {}
-            self._namespaces = {ns for (ns,) in conn.execute("SELECT DISTINCT namespace FROM entries")}
             self._seq = seq
-
-    def namespaces(self, store: "SQLiteStore") -> set[str]:
-        self._sync(store)
-        return self._namespaces
 
     def names(self, store: "SQLiteStore", namespace: str | None) -> dict[str, list[tuple[str, str]]]:
         """Lower-cased name -> [(field, value)] for one namespace (None: all)."""

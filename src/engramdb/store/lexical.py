@@ -172,12 +172,3 @@ class LexicalIndex:
         if acc is None:
             return np.zeros(len(positions), dtype=np.float32)
         return acc[positions]
-
-    def score_rows(self, terms: list[str], rowids: Iterable[int]) -> dict[int, float]:
-        """BM25 of the given rows by rowid (0 where no term matches)."""
-        rowids = list(rowids)
-        positions = np.array([self.rows.pos.get(r, -1) for r in rowids], dtype=np.int64)
-        known = positions >= 0
-        scores = np.zeros(len(rowids), dtype=np.float32)
-        scores[known] = self.score_positions(terms, positions[known])
-        return dict(zip(rowids, scores.tolist()))

@@ -14,7 +14,7 @@ import json
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import apsw
 import numpy as np
@@ -275,11 +275,6 @@ class SQLiteStore:
             for rowid, data in conn.execute(f"SELECT rowid, data FROM entries WHERE rowid IN ({marks})", chunk):
                 out[rowid] = self._entry(data)
         return out
-
-    def iter_entries(self, namespace: str | None = None) -> Iterator[Entry]:
-        where, params = self._where(namespace, Filters())
-        for (data,) in self._reader().execute(f"SELECT data FROM entries e WHERE {where} ORDER BY rowid", params):
-            yield self._entry(data)
 
     def ids(self, namespace: str | None, filters: Filters) -> list[str]:
         where, params = self._where(namespace, filters)
