@@ -1,0 +1,7 @@
+"""Optional LLM access: a small client for OpenAI-compatible chat endpoints, configured from the environment."""
+
+from __future__ import annotations
+
+from .client import ChatResponse, LLMClient, LLMConfig, LLMError, LLMUsage, llm_from_env
+
+__all__ = ["ChatResponse", "LLMClient", "LLMConfig", "LLMError", "LLMUsage", "llm_from_env"]
