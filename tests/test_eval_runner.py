@@ -13,7 +13,7 @@ from engramdb.eval.cli import eval_cmd, split_presets
 from engramdb.eval.datasets import load_beir, load_locomo
 from engramdb.eval.metrics import mean, ndcg_at_k, recall_at_k
 from engramdb.eval.report import markdown_table, plot_result
-from engramdb.eval.runner import _turn_entries, hits_to_turns, run_beir, run_locomo
+from engramdb.eval.runner import _memory_entries, dedupe_turn_ranking, hits_to_turns, run_beir, run_locomo
 from engramdb.model import ChannelScore, Entry, Hit, Source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -120,15 +120,34 @@ def test_locomo_lexical_single_hop(locomo_result: dict[str, Any]) -> None:
 
 def test_turn_entries_carry_time_speaker_and_dia_id() -> None:
     sample = load_locomo(LOCOMO)[0]
-    entries = _turn_entries(sample, "locomo_fx-1")
+    entries, id_to_turn = _memory_entries(sample, "locomo_fx-1", "turns", None)
     assert len(entries) == 12
     first, seventh = entries[0], entries[6]
     assert first.text.startswith("Tamsin: Morning! I finally adopted")
     assert first.kind == "turn" and first.namespace == "locomo_fx-1"
-    assert first.timestamp == "2024-03-03T09:15:00"
+    assert first.timestamp == "2024-03-03T09:15:00+00:00"
+    assert id_to_turn[first.id] == "D1:1"
     assert first.persons == ["Tamsin"]
     assert (first.source.session_id, first.source.turn_id, first.source.speaker) == ("session_1", "D1:1", "Tamsin")
-    assert seventh.timestamp == "2024-04-17T16:40:00" and seventh.source.turn_id == "D2:1"
+    assert seventh.timestamp == "2024-04-17T16:40:00+00:00" and seventh.source.turn_id == "D2:1"
+
+
+def test_fact_entries_map_back_to_their_turns() -> None:
+    from engramdb.conversation import OfflineExtractor
+
+    sample = load_locomo(LOCOMO)[0]
+    facts, id_to_turn = _memory_entries(sample, "ns", "facts", OfflineExtractor())
+    assert facts and all(f.kind == "fact" for f in facts)
+    first = facts[0]
+    assert "Tamsin" in first.text and " I " not in f" {first.text} "
+    assert [id_to_turn[d] for d in first.derived_from] == ["D1:1"]
+    both, _ = _memory_entries(sample, "ns", "both", OfflineExtractor())
+    assert len(both) == 12 + len(facts)
+
+
+def test_ranking_drops_positions_that_only_repeat_ranked_turns() -> None:
+    ranking = [("D1:1",), ("D1:1",), (), ("D1:2", "D1:1"), ("D1:2",), ("D1:3",)]
+    assert dedupe_turn_ranking(ranking) == [("D1:1",), (), ("D1:2", "D1:1"), ("D1:3",)]
 
 
 def _hit(entry: Entry) -> Hit:

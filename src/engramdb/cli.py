@@ -14,7 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.tree import Tree
 
 from . import __version__
+from .conversation import EXTRACTORS
 from .errors import EngramError
+from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
 from .model import Entry, Source
 from .store.base import Filters
@@ -122,15 +124,29 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
 
 @main.command("import")
 @click.argument("path", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(IMPORT_FORMATS), default=None,
+              help="What PATH holds; recognised from its fields when omitted.")
+@click.option("--extractor", type=click.Choice(EXTRACTORS), default="offline", show_default=True,
+              help="How conversations become facts: rules, an LLM (ENGRAM_LLM_* settings) or none (turns only).")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def import_cmd(ctx: click.Context, path: Path, as_json: bool, quiet: bool) -> None:
-    """Import a JSONL file of entries or a folder of .md/.txt notes (re-import is incremental)."""
+def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, as_json: bool, quiet: bool) -> None:
+    """Import notes (a folder or .md/.txt), a JSONL of entries, or a conversation file
+    (LoCoMo JSON, JSONL of turns, OpenAI messages). Re-import is incremental."""
     with _memory(ctx) as mem, _progress(f"importing {path.name}", quiet) as progress:
-        report = mem.import_path(path, progress=progress)
+        report = mem.import_path(path, progress=progress, format=fmt, extractor=extractor)
     if as_json:
         _print_json(report)
+    elif "sessions" in report:
+        click.echo(
+            f"imported {path} ({report['format']}): {report['sessions']} sessions, {report['turns']} turns, "
+            f"{report['facts']} facts ({report['written']} written, {report['sessions_unchanged']} sessions "
+            f"unchanged, {report['removed']} removed)"
+        )
+        for failure in report["failures"]:
+            click.echo(f"warning: extraction failed for {failure.get('session_id')} turns "
+                       f"{failure.get('turns')}: {failure.get('error')} (kept as raw turns)", err=True)
     else:
         files = f"{report['files']} files, " if "files" in report else ""
         click.echo(
@@ -139,9 +155,32 @@ def import_cmd(ctx: click.Context, path: Path, as_json: bool, quiet: bool) -> No
         )
 
 
+@main.command("add-turn")
+@click.argument("speaker")
+@click.argument("text")
+@click.option("--session", "session_id", required=True, help="The session (conversation) the turn belongs to.")
+@click.option("--timestamp", default=None, help="When it was said, ISO 8601 (default: now).")
+@click.option("--turn-id", default=None, help="Id within the session (default: the next number).")
+@click.option("--extractor", type=click.Choice(EXTRACTORS), default="offline", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, timestamp: str | None,
+             turn_id: str | None, extractor: str, as_json: bool) -> None:
+    """Append one conversation turn (and the facts extracted from it) to a session."""
+    with _memory(ctx) as mem:
+        report = mem.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, turn_id=turn_id,
+                              extractor=extractor).to_dict()
+    if as_json:
+        _print_json(report)
+    else:
+        click.echo(f"added 1 turn and {report['facts']} facts to {session_id}")
+
+
 def _render_hit(rank: int, hit: dict[str, Any]) -> str:
     src = hit["source"]
     where = src.get("path") or src.get("doc_id") or src.get("session_id") or hit["kind"]
+    if hit.get("timestamp"):
+        where += " · " + hit["timestamp"][:10]
     if src.get("heading_path"):
         where += " › " + " › ".join(src["heading_path"])
     channels = ", ".join(f"{name} #{c['rank']} ({c['score']:.3f})" for name, c in hit["channels"].items())
@@ -160,7 +199,8 @@ def _render_hit(rank: int, hit: dict[str, Any]) -> str:
 @click.option("--preset", default="default", show_default=True, help="Pipeline preset name or .toml path.")
 @click.option("--group-by", type=click.Choice(["doc", "path", "session"]), default=None,
               help="Keep only the best entry per document/path/session.")
-@click.option("--now", default=None, help="Reference time for relative expressions (ISO 8601).")
+@click.option("--now", default=None,
+              help="Reference time for 'last week', '上周'... (ISO 8601; default: the newest entry's time).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (see docs/CLI.md).")
 @click.option("--explain", is_flag=True, help="Show the per-stage trace.")
 @click.pass_context

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
+from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
 from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, SearchResult, normalize_timestamp
@@ -16,6 +17,9 @@ from .pipeline.presets import Preset, load_preset
 from .pipeline.search import SearchPipeline
 from .store.base import Filters
 from .store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .llm import LLMClient
 
 DEFAULT_DB = "engram.db"
 ProgressCallback = Callable[[int, int], None]
@@ -38,6 +42,8 @@ class Memory:
     ``embedder`` is a name from `engramdb.embed.EMBEDDER_NAMES` or an `Embedder`; by default
     the model the store was built with, or ``e5-small`` for a new store. A store never mixes
     vectors of two models: asking for another raises `ModelMismatchError`.
+    ``llm`` is an `engramdb.llm.LLMClient` for the optional LLM stages (fact extraction with
+    ``extractor="llm"``); without one they read ``ENGRAM_LLM_*`` from the environment.
     """
 
     def __init__(
@@ -48,12 +54,14 @@ class Memory:
         *,
         read_only: bool = False,
         cache_dir: str | Path | None = None,
+        llm: "LLMClient | None" = None,
     ) -> None:
         self.path = str(path or default_db_path())
         self.namespace = namespace
         self.store = SQLiteStore(self.path, read_only=read_only)
         self._embedder_spec = embedder
         self._cache_dir = cache_dir
+        self.llm = llm
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram")
@@ -160,6 +168,59 @@ class Memory:
         self.store.upsert(todo, vectors, replace=replace)  # type: ignore[arg-type]
         return len(todo), len(unchanged)
 
+    def add_conversation(
+        self,
+        turns: Iterable[Turn | dict[str, Any] | tuple[str, str]],
+        *,
+        session_id: str | None = None,
+        session_time: str | datetime | None = None,
+        namespace: str | None = None,
+        extractor: "str | Extractor | None" = "offline",
+    ) -> ConversationReport:
+        """Store one session of dialogue: every turn as a ``turn`` entry, plus ``fact`` entries.
+
+        ``turns`` are ``(speaker, text)`` pairs, `Turn` objects or dicts with ``speaker`` (or
+        ``role``), ``text`` (or ``content``) and optionally ``timestamp`` and ``turn_id``. A
+        turn without a timestamp takes ``session_time`` (default: now). ``extractor`` is
+        ``"offline"`` (rules, no model), ``"llm"`` or ``"none"``; each fact lists the ids of
+        the turns it came from in ``derived_from``. The session is written in one transaction;
+        re-adding it unchanged is a no-op, and a changed session replaces the old one.
+        """
+        sid, parsed, start = build_turns(turns, session_id, session_time)
+        conversation = Conversation(session_id=sid, turns=parsed, session_time=start)
+        report = ConversationReport(extractor=None)
+        chosen = get_extractor(extractor, self.llm)
+        report.extractor = chosen.name if chosen else None
+        write_session(self, conversation, namespace or self.namespace, chosen, report)
+        return report
+
+    def add_turn(
+        self,
+        speaker: str,
+        text: str,
+        *,
+        session_id: str,
+        timestamp: str | datetime | None = None,
+        turn_id: str | None = None,
+        namespace: str | None = None,
+        extractor: "str | Extractor | None" = "offline",
+    ) -> ConversationReport:
+        """Append one turn to a session (as a live agent would), with facts extracted from it.
+
+        Earlier turns of the session are kept; the session's other speakers are used to
+        resolve "you". ``timestamp`` defaults to now.
+        """
+        ns = namespace or self.namespace
+        earlier = [e for e in self.store.get(self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))]
+        sid, parsed, _ = build_turns([{"speaker": speaker, "text": text, "turn_id": turn_id}], session_id,
+                                     timestamp, first_index=len(earlier) + 1)
+        speakers = [e.source.speaker for e in earlier if e.source.speaker]
+        conversation = Conversation(session_id=sid, turns=parsed, participants=speakers)
+        chosen = get_extractor(extractor, self.llm)
+        report = ConversationReport(extractor=chosen.name if chosen else None)
+        write_session(self, conversation, ns, chosen, report, replace=False)
+        return report
+
     def delete(
         self,
         ids: Sequence[str] | str | None = None,
@@ -195,7 +256,9 @@ class Memory:
 
         ``filters`` are hard constraints applied inside every channel (see `Filters`).
         ``group_by="doc"`` keeps only the best chunk per document. ``now`` is the reference
-        time for relative expressions; it is recorded in the trace.
+        time for relative expressions in the query ("last week", "上周"): by default the
+        newest entry's time in the namespace (so questions about a past conversation are
+        read from where it ended), else the clock. It is recorded in the trace.
         """
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be a non-empty string")
@@ -205,9 +268,24 @@ class Memory:
         chosen = load_preset(preset)
         embedder = self.embedder if "semantic" in chosen.channels else None
         pipeline = SearchPipeline(self.store, embedder, self._executor)
-        result = pipeline.run(query, k, chosen, namespace or self.namespace, parsed, group_by=group_by)
-        result.trace["now"] = normalize_timestamp(now) if now is not None else None
+        ns = namespace or self.namespace
+        reference, origin = self.reference_time(ns, now)
+        result = pipeline.run(query, k, chosen, ns, parsed, group_by=group_by, now=reference)
+        result.trace["now"] = {"value": reference.isoformat(), "from": origin}
         return result
+
+    def reference_time(self, namespace: str | None = None, now: str | datetime | None = None) -> tuple[datetime, str]:
+        """The time relative questions are read against, and where it came from
+        (``"given"``, ``"newest entry"`` or ``"clock"``)."""
+        if now is not None:
+            try:
+                return datetime.fromisoformat(normalize_timestamp(now)), "given"  # type: ignore[arg-type]
+            except ValueError as exc:
+                raise InputError(f"now: {exc}") from exc
+        newest = self.store.newest_timestamp(namespace or self.namespace)
+        if newest:
+            return datetime.fromisoformat(newest), "newest entry"
+        return datetime.now(timezone.utc).replace(microsecond=0), "clock"
 
     def get(self, ids: Sequence[str] | str) -> list[Entry]:
         """Entries by id (missing ids are skipped), in the order asked."""
@@ -226,11 +304,16 @@ class Memory:
         return self.store.stats()
 
     def import_path(self, path: str | Path, *, progress: ProgressCallback | None = None,
-                    namespace: str | None = None) -> dict[str, Any]:
-        """Import a JSONL file of entries or a folder of ``.md``/``.txt`` notes. See `engramdb.ingest`."""
+                    namespace: str | None = None, format: str | None = None,
+                    extractor: "str | Extractor | None" = "offline") -> dict[str, Any]:
+        """Import a folder of ``.md``/``.txt`` notes, a JSONL file of entries, or a conversation
+        file (LoCoMo JSON, JSONL of turns, OpenAI messages), recognised by its fields unless
+        ``format`` says (``notes``, ``entries``, ``locomo``, ``turns``, ``openai``).
+        Conversations get facts from ``extractor``. See `engramdb.ingest`."""
         from .ingest import import_path
 
-        return import_path(self, Path(path), namespace=namespace or self.namespace, progress=progress)
+        return import_path(self, Path(path), namespace=namespace or self.namespace, progress=progress,
+                           format=format, extractor=get_extractor(extractor, self.llm))
 
 
 __all__ = ["Memory", "default_db_path", "EngramError"]

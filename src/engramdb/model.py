@@ -106,6 +106,7 @@ class Entry:
     namespace: str = "default"
     id: str | None = None
     timestamp: str | None = None
+    timestamp_end: str | None = None
     persons: list[str] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
@@ -135,6 +136,7 @@ class Entry:
             kind=self.kind,
             namespace=ns,
             timestamp=normalize_timestamp(self.timestamp),
+            timestamp_end=normalize_timestamp(self.timestamp_end),
             persons=_dedupe(self.persons),
             entities=_dedupe(self.entities),
             keywords=_dedupe(self.keywords),
@@ -145,6 +147,11 @@ class Entry:
             derived_from=list(self.derived_from),
             created_at=self.created_at,
         )
+        if entry.timestamp_end is not None:
+            if entry.timestamp is None:
+                raise ValueError("timestamp_end needs a timestamp (the start of the period)")
+            if timestamp_epoch(entry.timestamp_end) < timestamp_epoch(entry.timestamp):  # type: ignore[operator]
+                raise ValueError(f"timestamp_end {entry.timestamp_end} is before timestamp {entry.timestamp}")
         entry.id = self.id or stable_id(ns, entry.kind, entry.source, entry.text)
         return entry
 
@@ -155,6 +162,7 @@ class Entry:
             "kind": self.kind,
             "text": self.text,
             "timestamp": self.timestamp,
+            "timestamp_end": self.timestamp_end,
             "persons": list(self.persons),
             "entities": list(self.entities),
             "keywords": list(self.keywords),
@@ -234,6 +242,9 @@ class Hit:
             "score": round(self.score, 6),
             "kind": self.entry.kind,
             "timestamp": self.entry.timestamp,
+            **({"timestamp_end": self.entry.timestamp_end} if self.entry.timestamp_end else {}),
+            "persons": list(self.entry.persons),
+            "derived_from": list(self.entry.derived_from),
             "source": self.entry.source.to_dict(),
             "channels": {
                 name: {"rank": cs.rank, "score": round(cs.score, 6)} for name, cs in self.channels.items()

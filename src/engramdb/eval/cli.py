@@ -71,6 +71,9 @@ def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
 
     cache_dir = None if opts["no_cache"] else (opts["cache_dir"] or default_cache_dir())
     runner = run_beir if kind == "beir" else run_locomo
+    extra: dict[str, Any] = {}
+    if kind == "locomo":
+        extra = {"memories": [m for m in opts["memory"].replace(",", " ").split()], "extractor": opts["extractor"]}
     try:
         result = runner(
             target,
@@ -81,6 +84,7 @@ def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
             limit_queries=opts["limit"],
             cache_dir=cache_dir,
             details=opts["details"],
+            **extra,
         )
     except (EvalDataError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -122,10 +126,15 @@ def beir_cmd(dataset_dir: Path, **opts: Any) -> None:
 @eval_cmd.command("locomo")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_common_options
+@click.option("--memory", default="turns", show_default=True, metavar="MODES",
+              help="What to index, comma-separated: turns, facts (extracted), both.")
+@click.option("--extractor", type=click.Choice(["offline", "llm"]), default="offline", show_default=True,
+              help="Fact extractor for the facts/both modes (llm needs ENGRAM_LLM_* settings).")
 def locomo_cmd(path: Path, **opts: Any) -> None:
     """Evaluate evidence retrieval on a LoCoMo file (e.g. locomo10.json).
 
-    Each conversation gets its own namespace. Categories 1-4 make the overall numbers
+    Each conversation gets its own namespace. A fact hit counts as the turns it was
+    derived from. Categories 1-4 make the overall numbers
     (Recall@5/@10, Hit@10, nDCG@10, MRR@10) and the per-category rows; category 5
     (adversarial) is reported separately.
     """

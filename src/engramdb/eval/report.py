@@ -49,6 +49,12 @@ def _present(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> list
     return [(key, title) for key, title in columns if any(row.get(key) is not None for row in rows)]
 
 
+def _label(row: dict[str, Any]) -> str:
+    """A row's name: its preset, plus what was indexed when a LoCoMo run compares memories."""
+    preset = str(row.get("preset", "?"))
+    return f"{preset} · {row['memory']}" if row.get("memory") else preset
+
+
 def markdown_table(result: dict[str, Any]) -> str:
     """One row per preset: quality metrics, latency p50/p95 (ms), index time (s), peak RSS (MB)."""
     rows: list[dict[str, Any]] = list(result.get("results", []))
@@ -64,7 +70,7 @@ def markdown_table(result: dict[str, Any]) -> str:
     ]
     for row in rows:
         lat = row.get("latency_ms") or {}
-        cells = [str(row.get("preset", "?"))]
+        cells = [_label(row)]
         cells += [_fmt(row.get(key)) for key, _ in cols]
         cells += [_fmt(lat.get("p50"), 1), _fmt(lat.get("p95"), 1), _fmt(row.get("index_s"), 1)]
         lines.append("| " + " | ".join(cells) + " |")
@@ -86,7 +92,7 @@ def category_table(result: dict[str, Any]) -> str:
         for cat_id in sorted(cats, key=lambda c: (len(c), c)):
             all_rows.append(cats[cat_id])
             label = f"{cat_id} {names.get(cat_id, '')}".strip()
-            body.append([str(row.get("preset", "?")), label, cat_id])
+            body.append([_label(row), label, cat_id])
     if not body:
         return ""
     cols = _present(all_rows, _CATEGORY_COLUMNS)
@@ -128,7 +134,7 @@ def plot_result(result: dict[str, Any], out: str | Path) -> Path:
         for i, row in enumerate(rows):
             xs = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(metrics))]
             ys = [float(row.get(m) or 0.0) for m in metrics]
-            bars = ax.bar(xs, ys, width=width, label=str(row.get("preset", "?")))
+            bars = ax.bar(xs, ys, width=width, label=_label(row))
             for bar, y in zip(bars, ys):
                 ax.annotate(f"{y:.2f}", (bar.get_x() + bar.get_width() / 2, y), ha="center", va="bottom",
                             fontsize=7, xytext=(0, 1), textcoords="offset points")

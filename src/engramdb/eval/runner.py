@@ -301,24 +301,54 @@ def hits_to_turns(
     return out
 
 
-def _namespace(sample_id: str) -> str:
-    return "locomo_" + re.sub(r"[^A-Za-z0-9_-]+", "_", sample_id)
+def _namespace(sample_id: str, memory: str = "turns") -> str:
+    return f"locomo_{memory}_" + re.sub(r"[^A-Za-z0-9_-]+", "_", sample_id)
 
 
-def _turn_entries(sample: LocomoSample, namespace: str) -> list[Entry]:
+MEMORIES = ("turns", "facts", "both")
+
+
+def _sample_conversations(sample: LocomoSample) -> list[Any]:
+    """A LoCoMo sample as Engram conversations (one per session), the same as `engram import` reads."""
+    from ..conversation import Conversation, Turn
+
+    out = []
+    for session in sample.sessions:
+        when = session.datetime.replace(tzinfo=timezone.utc) if session.datetime else None
+        sid = f"session_{session.index}"
+        turns = [Turn(speaker=t.speaker, text=t.text, turn_id=t.dia_id, session_id=sid, timestamp=when,
+                      metadata={"image_caption": t.blip_caption} if t.blip_caption else {})
+                 for t in session.turns]
+        out.append(Conversation(session_id=sid, turns=turns, session_time=when, conversation_id=sample.sample_id))
+    return out
+
+
+def _memory_entries(sample: LocomoSample, namespace: str, memory: str, extractor: Any) -> tuple[list[Entry], dict[str, str]]:
+    """Entries to index for one sample and `memory` mode, and turn-entry id -> dia_id."""
     entries: list[Entry] = []
-    for session, turn in sample.turns():
-        entries.append(
-            Entry(
-                text=f"{turn.speaker}: {turn.text}",
-                kind="turn",
-                namespace=namespace,
-                timestamp=session.datetime.isoformat() if session.datetime else None,
-                persons=[turn.speaker],
-                source=Source(session_id=f"session_{session.index}", turn_id=turn.dia_id, speaker=turn.speaker),
-            )
-        )
-    return entries
+    id_to_turn: dict[str, str] = {}
+    for conversation in _sample_conversations(sample):
+        turns = [t.to_entry(namespace) for t in conversation.turns]
+        id_to_turn.update((e.id, t.turn_id) for e, t in zip(turns, conversation.turns))  # type: ignore[misc]
+        if memory in ("turns", "both"):
+            entries += turns
+        if memory in ("facts", "both") and extractor is not None:
+            ids = {t.turn_id: e.id for t, e in zip(conversation.turns, turns)}
+            entries += extractor.extract(conversation, ids, namespace).facts  # type: ignore[arg-type]
+    return entries, id_to_turn
+
+
+def dedupe_turn_ranking(ranking: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Drop positions that only repeat turns already ranked (a fact after its own turn, say),
+    as BEIR rankings collapse chunks of one document."""
+    seen: set[str] = set()
+    out: list[tuple[str, ...]] = []
+    for turns in ranking:
+        if turns and all(t in seen for t in turns):
+            continue
+        seen.update(turns)
+        out.append(turns)
+    return out
 
 
 def _evidence_summary(samples: Sequence[LocomoSample]) -> dict[str, Any]:
@@ -345,17 +375,28 @@ def run_locomo(
     cache_dir: str | Path | None = None,
     depth: int = 100,
     details: bool = False,
+    memories: Sequence[str] = ("turns",),
+    extractor: Any = "offline",
 ) -> dict[str, Any]:
     """Evaluate evidence retrieval on a LoCoMo file; return the result dict of docs/EVAL.md.
 
-    Each conversation is indexed into its own namespace (one turn = one ``kind="turn"``
-    entry stamped with its session's start time). Every question with usable evidence is
+    Each conversation is indexed into its own namespace, once per ``memories`` mode:
+    ``turns`` (one ``turn`` entry per turn, stamped with its session's start time),
+    ``facts`` (only the facts ``extractor`` restates from the turns) or ``both``. A fact
+    hit counts as the turns it was derived from; a position that only repeats turns
+    already ranked is dropped. Every question with usable evidence is
     searched once per preset in its conversation's namespace with ``k=max(k, depth)``.
     Categories 1-4 make the overall numbers and ``by_category``; category 5 (adversarial)
     is reported apart under ``category_5``. ``limit_queries`` keeps the first N usable
     questions in file order (and indexes only the conversations they need).
     """
     names = _check_presets(presets)
+    unknown = [m for m in memories if m not in MEMORIES]
+    if unknown or not memories:
+        raise ValueError(f"unknown memory mode(s) {', '.join(unknown)}; choose from: {', '.join(MEMORIES)}")
+    from ..conversation import get_extractor
+
+    chosen_extractor = get_extractor(extractor) if any(m != "turns" for m in memories) else None
     samples = load_locomo(path)
     selected: list[tuple[LocomoSample, Any]] = [(s, q) for s in samples for q in s.questions if q.evidence]
     if limit_queries:
@@ -377,28 +418,38 @@ def run_locomo(
         evidence=_evidence_summary(samples),
         results=[],
     )
+    result["memories"] = list(memories)
+    result["extractor"] = getattr(chosen_extractor, "name", None)
     id_to_turn: dict[str, str] = {}
+    entry_counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="engram-eval-") as tmp, _progress(progress) as bar:
         with _open_memory(tmp, "default", emb) as mem:
-            task = bar.add_task("index turns", total=result["n_turns"])
             index_s = 0.0
-            for sample in to_index:
-                ns = _namespace(sample.sample_id)
-                entries = _turn_entries(sample, ns)
-                ids, seconds = _index(mem, entries, ns, bar, task)
-                index_s += seconds
-                id_to_turn.update(zip(ids, (e.source.turn_id or "" for e in entries)))
-            for preset in names:
+            for memory in memories:
+                task = bar.add_task(f"index {memory}", total=len(to_index))
+                entry_counts[memory] = 0
+                for sample in to_index:
+                    ns = _namespace(sample.sample_id, memory)
+                    entries, turn_ids = _memory_entries(sample, ns, memory, chosen_extractor)
+                    id_to_turn.update(turn_ids)
+                    start = time.perf_counter()
+                    mem.add(entries, namespace=ns, batch_size=_INDEX_BATCH)
+                    index_s += time.perf_counter() - start
+                    entry_counts[memory] += len(entries)
+                    bar.advance(task)
+            result["n_entries"] = entry_counts
+            for memory, preset in [(m, p) for m in memories for p in names]:
                 first_sample, first_q = selected[0]
-                mem.search(first_q.question, k=search_k, namespace=_namespace(first_sample.sample_id), preset=preset)
-                task = bar.add_task(f"{preset:>9}", total=len(selected))
+                mem.search(first_q.question, k=search_k, namespace=_namespace(first_sample.sample_id, memory),
+                           preset=preset)
+                task = bar.add_task(f"{preset:>9} {memory}", total=len(selected))
                 by_cat: dict[int, list[dict[str, float]]] = {}
                 lat: list[float] = []
                 per_query: list[dict[str, Any]] = []
                 for sample, q in selected:
-                    ns = _namespace(sample.sample_id)
+                    ns = _namespace(sample.sample_id, memory)
                     res, ms = _timed(lambda: mem.search(q.question, k=search_k, namespace=ns, preset=preset))
-                    ranking = hits_to_turns(res.hits, id_to_turn, ns)
+                    ranking = dedupe_turn_ranking(hits_to_turns(res.hits, id_to_turn, ns))
                     scores = _score(ranking, set(q.evidence), k, (5, 100, depth))
                     by_cat.setdefault(q.category, []).append(scores)
                     lat.append(ms)
@@ -410,6 +461,8 @@ def run_locomo(
                     bar.advance(task)
                 main_rows = [r for c, rows in by_cat.items() if c != 5 for r in rows]
                 row: dict[str, Any] = {"preset": preset, **_average(main_rows)}
+                if memories != ("turns",) and list(memories) != ["turns"]:
+                    row["memory"] = memory
                 if not main_rows:
                     row.update({key: None for key in ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")})
                 row.update(

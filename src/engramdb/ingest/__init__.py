@@ -1,4 +1,4 @@
-"""Write-side importers: JSONL files of entries and folders of notes."""
+"""Write-side importers: folders of notes, JSONL files of entries, and conversation files."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError
+from ..conversation import FORMATS as CONVERSATION_FORMATS
+from ..conversation import Extractor, detect_format, ingest_conversations, read_conversations
 from .jsonl import import_jsonl, read_jsonl_entries
 from .notes import NOTE_SUFFIXES, import_notes
 
@@ -15,15 +17,28 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["import_path", "import_jsonl", "import_notes", "read_jsonl_entries", "NOTE_SUFFIXES"]
 
 
+IMPORT_FORMATS = ("notes", "entries", *CONVERSATION_FORMATS)
+
+
 def import_path(memory: "Memory", path: Path, *, namespace: str,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Dispatch on what `path` is: a folder of notes, a ``.jsonl`` file or a single note."""
+                progress: Callable[[int, int], None] | None = None, format: str | None = None,
+                extractor: "Extractor | None" = None) -> dict[str, Any]:
+    """Dispatch on what `path` is (or on `format`): notes, a JSONL of entries, or a conversation."""
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")
-    if path.is_dir():
+    if format is not None and format not in IMPORT_FORMATS:
+        raise InputError(f"unknown format {format!r}; choose one of {', '.join(IMPORT_FORMATS)}")
+    if format is None:
+        if path.is_dir() or path.suffix.lower() in NOTE_SUFFIXES:
+            format = "notes"
+        elif path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+            format = detect_format(path)
+        else:
+            raise InputError(f"{path}: expected a folder, a .jsonl/.json file or a {'/'.join(NOTE_SUFFIXES)} note")
+    if format == "notes":
         return import_notes(memory, path, namespace=namespace, progress=progress)
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
+    if format == "entries":
         return import_jsonl(memory, path, namespace=namespace, progress=progress)
-    if path.suffix.lower() in NOTE_SUFFIXES:
-        return import_notes(memory, path, namespace=namespace, progress=progress)
-    raise InputError(f"{path}: expected a folder, a .jsonl file or a {'/'.join(NOTE_SUFFIXES)} note")
+    conversations = read_conversations(path, format)
+    report = ingest_conversations(memory, conversations, namespace=namespace, extractor=extractor, progress=progress)
+    return {"path": str(path), "format": format, **report.to_dict()}

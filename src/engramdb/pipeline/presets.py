@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import InputError
 
-CHANNELS = ("semantic", "lexical", "symbolic")
+CHANNELS = ("semantic", "lexical", "symbolic", "temporal")
 FUSION_METHODS = ("rrf", "weighted")
 NORMALIZATIONS = ("zscore", "minmax", "none")
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Executor
+from datetime import datetime
 from typing import Callable
 
 from ..embed.base import Embedder
 from ..model import Candidate, Hit, SearchResult
 from ..store.base import Filters, Store
+from ..text.timeparse import TimeWindow, parse_time_window
 from ..text.tokenize import query_terms
 from .fuse import rrf, weighted
 from .group import collapse
@@ -25,7 +27,8 @@ class SearchPipeline:
         self.executor = executor
 
     def _channel_jobs(
-        self, query: str, terms: list[str], preset: Preset, namespace: str | None, filters: Filters
+        self, query: str, terms: list[str], preset: Preset, namespace: str | None, filters: Filters,
+        window: TimeWindow | None = None,
     ) -> dict[str, Callable[[], list[tuple[int, float]]]]:
         jobs: dict[str, Callable[[], list[tuple[int, float]]]] = {}
         for name, conf in preset.channels.items():
@@ -41,6 +44,9 @@ class SearchPipeline:
                 jobs[name] = lambda k=conf.k: self.store.lexical(terms, k, namespace, filters)
             elif name == "symbolic":
                 jobs[name] = lambda k=conf.k: self.store.symbolic(query, terms, k, namespace, filters)
+            elif name == "temporal" and window is not None:
+                span = (window.start.timestamp(), window.end.timestamp())
+                jobs[name] = lambda k=conf.k: self.store.temporal(span[0], span[1], terms, k, namespace, filters)
         return jobs
 
     def run(
@@ -51,19 +57,27 @@ class SearchPipeline:
         namespace: str | None,
         filters: Filters,
         group_by: str | None = None,
+        now: datetime | None = None,
     ) -> SearchResult:
+        """Search with `preset`; `now` is the reference time that relative expressions
+        ("last week", "上周") in the query are resolved against."""
         started = time.perf_counter()
         trace = Trace()
         with trace.stage("plan", query=query) as rec:
             terms = query_terms(query)
+            window = parse_time_window(query, now) if now is not None else None
             rec["terms"] = terms
+            rec["time_window"] = (
+                {"start": window.start.isoformat(), "end": window.end.isoformat(), "expression": window.expression}
+                if window else None
+            )
             rec["preset"] = preset.name
             rec["namespace"] = namespace
             rec["filters"] = {k_: v for k_, v in _filters_dict(filters).items()}
 
         results: dict[str, list[tuple[int, float]]] = {}
         with trace.stage("recall") as rec:
-            jobs = self._channel_jobs(query, terms, preset, namespace, filters)
+            jobs = self._channel_jobs(query, terms, preset, namespace, filters, window)
             timed = {name: self.executor.submit(_timed, job) for name, job in jobs.items()}
             rec["channels"] = {}
             for name, future in timed.items():

@@ -25,47 +25,8 @@ from ..text.tokenize import analyze
 from .base import Filters
 from .gazetteer import Gazetteer
 from .lexical import LexicalIndex, RowCodes
+from .schema import create_or_migrate
 from .vectors import VectorIndex
-
-SCHEMA_VERSION = "1"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
-    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    namespace TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    text TEXT NOT NULL,
-    timestamp TEXT,
-    ts REAL,
-    location TEXT,
-    topic TEXT,
-    doc_id TEXT,
-    path TEXT,
-    session_id TEXT,
-    turn_id TEXT,
-    speaker TEXT,
-    data TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS entries_ns_kind ON entries(namespace, kind);
-CREATE INDEX IF NOT EXISTS entries_ns_ts ON entries(namespace, ts);
-CREATE INDEX IF NOT EXISTS entries_ns_doc ON entries(namespace, doc_id);
-CREATE INDEX IF NOT EXISTS entries_ns_path ON entries(namespace, path);
-CREATE INDEX IF NOT EXISTS entries_ns_session ON entries(namespace, session_id);
-CREATE TABLE IF NOT EXISTS tags (
-    field TEXT NOT NULL, value TEXT NOT NULL, rowid INTEGER NOT NULL,
-    PRIMARY KEY (field, value, rowid)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS tags_rowid ON tags(rowid);
-CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS ann_snapshot (
-    id INTEGER PRIMARY KEY CHECK (id = 1), del_seq INTEGER NOT NULL, count INTEGER NOT NULL,
-    max_rowid INTEGER NOT NULL, blob BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS lexicon (rowid INTEGER PRIMARY KEY, body TEXT NOT NULL, tags TEXT NOT NULL);
-"""
-
 
 def _tag_rows(entry: Entry) -> list[tuple[str, str]]:
     rows = [("person", p) for p in entry.persons] + [("entity", e) for e in entry.entities]
@@ -99,12 +60,7 @@ class SQLiteStore:
             self._writer.execute("PRAGMA journal_mode=WAL")
             self._writer.execute("PRAGMA synchronous=NORMAL")
             with self._writer:
-                self._writer.execute(_SCHEMA)
-                self._writer.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?), ('write_seq', '0'), "
-                    "('delete_seq', '0')",
-                    (SCHEMA_VERSION,),
-                )
+                create_or_migrate(self._writer)
         self.embedder_name = self._meta("embedder")
         dim = self._meta("dim")
         self._vectors: VectorIndex | None = VectorIndex(int(dim)) if dim else None
@@ -168,6 +124,7 @@ class SQLiteStore:
                 new.append(entry)
                 continue
             old = json.loads(stored[entry.id])
+            old.setdefault("timestamp_end", None)  # written before schema 2
             mine = entry.to_dict()
             mine["created_at"] = old.get("created_at")
             if old == mine:
@@ -197,10 +154,11 @@ class SQLiteStore:
                 # Another writer may have stored the same entry since `classify`: same id means
                 # same content, so skipping it keeps the write idempotent instead of failing.
                 conn.execute(
-                    "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, location, topic, doc_id, path, "
-                    "session_id, turn_id, speaker, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                    "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, "
+                    "session_id, turn_id, speaker, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                     "ON CONFLICT(id) DO NOTHING",
                     (entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp, timestamp_epoch(entry.timestamp),
+                     timestamp_epoch(entry.timestamp_end),
                      entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker,
                      json.dumps(entry.to_dict(), ensure_ascii=False), entry.created_at),
                 )
@@ -397,6 +355,52 @@ class SQLiteStore:
             lexical = index.score_positions(list(terms), positions) if terms else np.zeros(len(rowids))
         order = np.lexsort((-rowids, -lexical, -n))[:k]
         return [(int(rowids[i]), float(n[i])) for i in order]
+
+    def temporal(self, start: float, end: float, terms: Sequence[str], k: int, namespace: str | None,
+                 filters: Filters) -> list[tuple[int, float]]:
+        """Entries whose time overlaps ``[start, end)`` (epoch seconds), most overlap first.
+
+        An instant (no ``timestamp_end``) inside the window scores 1.0; a period scores the
+        share of it that lies inside. Ties (most rows, in practice) are broken by BM25 of the
+        query inside the window, then by the newest, so the top k is the window's most
+        relevant rather than an arbitrary slice of it.
+        """
+        where, params = self._where(namespace, filters)
+        rows = self._reader().execute(
+            f"SELECT e.rowid, e.ts, e.ts_end FROM entries e WHERE {where} AND e.ts < ? "
+            "AND coalesce(e.ts_end, e.ts) >= ? AND (e.ts_end IS NULL OR e.ts_end > ?)",
+            params + [end, start, start],
+        ).fetchall()
+        if not rows:
+            return []
+        rowids = np.array([r[0] for r in rows], dtype=np.int64)
+        begin = np.array([r[1] for r in rows], dtype=np.float64)
+        finish = np.array([r[2] if r[2] is not None else r[1] for r in rows], dtype=np.float64)
+        length = finish - begin
+        inside = np.minimum(finish, end) - np.maximum(begin, start)
+        share = np.where(length > 0, np.clip(inside, 0, None) / np.where(length > 0, length, 1), 1.0)
+        lexical = np.zeros(len(rowids))
+        if terms:
+            index = self._refresh_lexical()
+            with index.lock:
+                positions = np.fromiter((index.rows.pos.get(int(r), -1) for r in rowids), dtype=np.int64,
+                                        count=len(rowids))
+                known = positions >= 0
+                if known.any():
+                    lexical[known] = index.score_positions(list(terms), positions[known])
+        order = np.lexsort((-begin, -lexical, -share))[:k]
+        return [(int(rowids[i]), float(share[i])) for i in order]
+
+    def newest_timestamp(self, namespace: str | None) -> str | None:
+        """The latest entry time in the namespace: the default "now" for relative questions."""
+        if namespace is None:
+            row = self._reader().execute("SELECT timestamp FROM entries WHERE ts = (SELECT max(ts) FROM entries)")
+        else:
+            row = self._reader().execute(
+                "SELECT timestamp FROM entries WHERE namespace = ? AND ts = "
+                "(SELECT max(ts) FROM entries WHERE namespace = ?)", (namespace, namespace))
+        found = row.fetchone()
+        return found[0] if found else None
 
     # -- vector index maintenance --------------------------------------------------------
     def _refresh_lexical(self) -> LexicalIndex:

@@ -106,8 +106,11 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
                 r"tomorrow)\b"), "day_word"),
     (re.compile(r"(大前天|前天|昨天|昨晚|今天|今晚|明天|后天)"), "day_word_zh"),
     (re.compile(r"\b(last|this|next|past)\s+(week|weekend|month|year)\b"), "rel_unit"),
+    (re.compile(r"\b(last|this|next|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"), "weekday"),
+    (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(?:周|星期|礼拜)([一二三四五六日天])"), "weekday_zh"),
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(周|星期|礼拜|月)|(去年|今年|明年|前年)"), "rel_unit_zh"),
 ]
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
               "the day after tomorrow": 2, "大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "今天": 0, "今晚": 0,
               "明天": 1, "后天": 2}
@@ -184,6 +187,19 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
             moved = _shift_months(ref, offset)
             return _month(moved.year, moved.month, tz)
         return _year(ref.year + offset, tz)
+    if kind == "weekday":
+        target = _WEEKDAYS.index(g[1])
+        if g[0] == "this":
+            start = _week(ref, 0)[0] + timedelta(days=target)
+        elif g[0] == "next":  # the next such day after today
+            start = _day(ref, (target - ref.weekday() - 1) % 7 + 1)
+        else:  # "last Saturday", and "on Saturday" in a memory: the latest such day before today
+            start = _day(ref, -((ref.weekday() - target - 1) % 7 + 1))
+        return start, start + timedelta(days=1)
+    if kind == "weekday_zh":
+        target = "一二三四五六日".index(g[1].replace("天", "日"))
+        start = _week(ref, _REL[g[0]])[0] + timedelta(days=target)
+        return start, start + timedelta(days=1)
     if kind == "rel_unit_zh":
         if g[2]:
             return _year(ref.year + _REL[g[2]], tz)

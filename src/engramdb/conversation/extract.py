@@ -1,0 +1,216 @@
+"""The offline fact extractor: turns into atomic, self-contained ``fact`` entries, no model.
+
+For each turn it splits sentences, drops questions and small talk, rewrites first and
+second person to the speakers' names, replaces relative time with absolute dates
+(resolved against the turn's own time), and tags persons, entities, keywords, location
+and topic. Every fact keeps the id of the turn it came from (``derived_from``).
+
+Sentences that lean on the previous one ("It was amazing.") are kept with it rather than
+standing alone, so each fact still says what it is about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..model import Entry, Source
+from ..text.tokenize import query_terms
+from .model import Conversation, Turn
+from .restate import resolve_pronouns, resolve_time
+
+_SENTENCE_RE = re.compile(r"(?<=[.!?…])\s+(?=[\"'“A-Z0-9])|(?<=[。！？；])")
+_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+_LEANING_RE = re.compile(r"^(?:it|this|that|these|those|they|them|he|she|him|her|his|its|there|so|and|but|also|"
+                         r"plus|which|then)\b", re.IGNORECASE)
+_SMALL_TALK = {"hi", "hey", "hello", "thanks", "thank", "bye", "goodbye", "wow", "awesome", "cool", "great", "yeah",
+               "yes", "no", "ok", "okay", "sure", "lol", "haha", "congrats", "congratulations", "amazing", "nice", "good",
+               "see", "glad", "hear", "sound", "realli", "much", "talk", "chat", "catch", "care"}
+_RELATION_RE = re.compile(
+    r"\b(?:friend|friends|sister|brother|mom|mother|dad|father|son|daughter|husband|wife|partner|boyfriend|"
+    r"girlfriend|cousin|aunt|uncle|grandma|grandpa|niece|nephew|colleague|coworker|boss|neighbor|neighbour|"
+    r"named|called|with|and)\s+([A-Z][a-z]+)\b"
+)
+_CAPITALISED_RE = re.compile(r"\b([A-Z][A-Za-z'&.-]*(?:\s+(?:of\s+|the\s+)?[A-Z][A-Za-z'&.-]*)*)")
+_PLACE_RE = re.compile(r"\b(?:in|to|from|near|at|visit|visited|visiting|around)\s+"
+                       r"([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)")
+_NOT_NAMES = {"I", "The", "A", "An", "It", "This", "That", "My", "We", "You", "He", "She", "They", "And", "But",
+              "So", "Oh", "On", "In", "At", "Yes", "No", "Hey", "Hi", "Wow", "Thanks", "What", "When", "Where", "How",
+              "Why", "Who", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January",
+              "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
+              "December", "Between", "If", "Also", "Just", "Well", "Sure", "Ok", "Okay", "Haha", "Lol", "Plus",
+              "Congrats", "Congratulations", "Awesome", "Great", "Good", "Thank", "Let", "Last", "Next", "During"}
+_TOPICS = {
+    "family": "kids children son daughter mom dad mother father husband wife family parents sister brother baby",
+    "work": "job work career office boss colleague project company business interview promotion",
+    "health": "doctor hospital health sick illness therapy workout gym run running exercise diet",
+    "travel": "trip travel vacation flight hotel visit visited beach camping road",
+    "education": "school class course study studied university college degree exam teacher",
+    "art": "paint painting painted art drawing draw music song concert guitar piano sing dance pottery",
+    "community": "volunteer volunteering support group community charity activism parade pride lgbtq",
+    "pets": "dog dogs cat cats pet pets puppy kitten",
+    "food": "cook cooking bake baking recipe dinner lunch restaurant food",
+    "reading": "book books read reading novel author library",
+}
+_TOPIC_WORDS = {w: topic for topic, words in _TOPICS.items() for w in words.split()}
+
+
+@dataclass(slots=True)
+class ExtractionResult:
+    """What an extractor produced for one conversation, and what it could not do."""
+
+    facts: list[Entry] = field(default_factory=list)
+    failures: list[dict[str, object]] = field(default_factory=list)
+    llm_calls: int = 0
+
+
+class Extractor(Protocol):
+    """Turns the turns of a conversation into ``fact`` entries linked to their turn entries."""
+
+    name: str
+
+    def extract(self, conversation: Conversation, turn_entry_ids: dict[str, str], namespace: str) -> ExtractionResult:
+        ...
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_RE.split(text.replace("\n", " ")) if s and s.strip()]
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？")) or sentence.rstrip(" .!").endswith(("吗", "呢"))
+
+
+def _content_terms(sentence: str) -> list[str]:
+    return [t for t in query_terms(sentence) if t not in _SMALL_TALK]
+
+
+def _names(text: str, known: set[str]) -> tuple[list[str], list[str], str | None]:
+    """(persons, entities, location) mentioned in an English sentence."""
+    persons = [name for name in known if re.search(rf"\b{re.escape(name)}\b", text)]
+    persons += [m.group(1) for m in _RELATION_RE.finditer(text) if m.group(1) not in _NOT_NAMES]
+    place = None
+    for m in _PLACE_RE.finditer(text):
+        candidate = m.group(1)
+        if candidate.split()[0] not in _NOT_NAMES and candidate not in persons:
+            place = candidate
+            break
+    entities = []
+    for m in _CAPITALISED_RE.finditer(text):
+        phrase = m.group(1).strip(" .'")
+        words = phrase.split()
+        while words and words[0] in _NOT_NAMES:
+            words = words[1:]
+        phrase = " ".join(words)
+        if phrase.endswith(("'s", "’s")):
+            phrase = phrase[:-2]
+        if not phrase or phrase in persons or phrase == place or phrase in known:
+            continue
+        # Sentence-initial words are capitalised anyway; keep them only when they are acronyms.
+        at_start = m.start() == 0 or text[: m.start()].rstrip().endswith((".", "!", "?", ":"))
+        if at_start and not phrase.isupper() and len(words) == 1:
+            continue
+        entities.append(phrase)
+    return persons, entities, place
+
+
+def _names_zh(text: str, known: set[str]) -> tuple[list[str], list[str], str | None]:
+    """Chinese persons/places/organisations from jieba's part-of-speech tags (offline)."""
+    from ..text.tokenize import _get_jieba
+
+    _get_jieba()
+    import jieba.posseg as posseg
+
+    persons = [name for name in known if name in text]
+    entities: list[str] = []
+    place = None
+    for word, flag in posseg.lcut(text):
+        if flag == "nr" and len(word) >= 2:
+            persons.append(word)
+        elif flag == "ns" and place is None:
+            place = word
+        elif flag in ("nt", "nz") and len(word) >= 2:
+            entities.append(word)
+    return persons, entities, place
+
+
+def _topic(terms: list[str]) -> str | None:
+    counts: dict[str, int] = {}
+    for term in terms:
+        topic = _TOPIC_WORDS.get(term)
+        if topic:
+            counts[topic] = counts.get(topic, 0) + 1
+    return max(counts, key=lambda t: counts[t]) if counts else None
+
+
+class OfflineExtractor:
+    """Rule-based restatement; the default, and what Engram does when no LLM is configured."""
+
+    name = "offline"
+
+    def __init__(self, min_terms: int = 2) -> None:
+        self.min_terms = min_terms
+
+    def _listener(self, conversation: Conversation, index: int) -> str | None:
+        """Who a turn addresses: the other speaker of a two-person chat, else the previous speaker."""
+        turn = conversation.turns[index]
+        others = [s for s in conversation.speakers if s != turn.speaker]
+        if len(others) == 1:
+            return others[0]
+        for prev in reversed(conversation.turns[:index]):
+            if prev.speaker != turn.speaker:
+                return prev.speaker
+        return None
+
+    def _groups(self, turn: Turn) -> list[str]:
+        """Sentences worth keeping, with leaning sentences joined to the one before."""
+        groups: list[str] = []
+        for sentence in split_sentences(turn.text):
+            if _is_question(sentence):
+                continue
+            if groups and _LEANING_RE.match(sentence):
+                groups[-1] = f"{groups[-1]} {sentence}"
+                continue
+            if len(_content_terms(sentence)) < self.min_terms:
+                continue
+            groups.append(sentence)
+        caption = turn.metadata.get("image_caption")
+        if caption:
+            groups.append(f"I shared a photo: {caption}.")
+        return groups
+
+    def extract(self, conversation: Conversation, turn_entry_ids: dict[str, str], namespace: str) -> ExtractionResult:
+        result = ExtractionResult()
+        known = set(conversation.speakers)
+        for index, turn in enumerate(conversation.turns):
+            listener = self._listener(conversation, index)
+            for n, group in enumerate(self._groups(turn)):
+                text = resolve_pronouns(group, turn.speaker, listener)
+                text, window = resolve_time(text, turn.timestamp)
+                chinese = bool(_CJK_RE.search(text))
+                persons, entities, place = (_names_zh if chinese else _names)(text, known)
+                terms = _content_terms(text)
+                said_at = turn.timestamp.isoformat() if turn.timestamp else None
+                metadata: dict[str, object] = {"extractor": self.name}
+                if said_at:
+                    metadata["said_at"] = said_at
+                if window is not None:
+                    metadata["time_expression"] = window.expression
+                entry_id = turn_entry_ids.get(turn.turn_id)
+                result.facts.append(Entry(
+                    text=text,
+                    kind="fact",
+                    namespace=namespace,
+                    timestamp=window.start.isoformat() if window else said_at,
+                    timestamp_end=window.end.isoformat() if window else None,
+                    persons=[turn.speaker, *persons],
+                    entities=entities,
+                    keywords=[t for t in dict.fromkeys(terms) if t not in {p.lower() for p in persons}][:8],
+                    location=place,
+                    topic=_topic(terms),
+                    source=Source(session_id=turn.session_id, turn_id=f"{turn.turn_id}#{n}", speaker=turn.speaker),
+                    metadata=metadata,
+                    derived_from=[entry_id] if entry_id else [],
+                ).normalized(namespace))
+        return result

@@ -1,0 +1,211 @@
+"""Readers for conversation files, recognised by their fields.
+
+* ``locomo`` — the LoCoMo JSON layout (a list of samples with ``conversation.session_N``).
+* ``turns`` — JSONL, one turn per line: ``{session_id, speaker | role, text | content,
+  timestamp?, turn_id?, session_time?}``.
+* ``openai`` — OpenAI-style chat messages: a JSON list of ``{role, content}``, an object with
+  ``messages``, a list of such objects, or JSONL with one ``{"messages": [...]}`` per line.
+  ``system``, ``developer`` and ``tool`` messages are instructions, not memory, and are skipped.
+
+Every reader validates the whole file before anything is written; a problem raises
+`InputError` naming the file and line (JSONL) or item (JSON).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import InputError
+from .model import Conversation, Turn, as_utc
+
+FORMATS = ("locomo", "turns", "openai")
+_SKIPPED_ROLES = {"system", "developer", "tool", "function"}
+
+
+def _time(value: Any) -> datetime | None:
+    """ISO text, or epoch seconds (OpenAI exports use ``create_time``/``created`` numbers)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"timestamp must be ISO 8601 text or epoch seconds, got {type(value).__name__}")
+    try:
+        return as_utc(value)
+    except ValueError:
+        raise ValueError(f"timestamp {value!r} is not ISO 8601 (e.g. 2023-05-08T13:56:00)") from None
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from exc
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    yield number, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}:{number}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
+
+
+def _first_jsonl(path: Path) -> Any:
+    for _, obj in _jsonl(path):
+        return obj
+    return None
+
+
+def detect_format(path: Path) -> str:
+    """``locomo``, ``turns``, ``openai`` or ``entries`` (a JSONL of `Entry` objects), from the fields."""
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        first = _first_jsonl(path)
+        if isinstance(first, dict):
+            if "messages" in first:
+                return "openai"
+            if ("speaker" in first or "role" in first) and ("text" in first or "content" in first) \
+                    and "kind" not in first:
+                return "turns"
+        return "entries"
+    data = _json(path)
+    items = data if isinstance(data, list) else [data]
+    first = items[0] if items else None
+    if isinstance(first, dict):
+        if "conversation" in first and isinstance(first["conversation"], dict):
+            return "locomo"
+        if "messages" in first or ("role" in first and "content" in first):
+            return "openai"
+    raise InputError(
+        f"{path}: not a recognised conversation file (LoCoMo JSON, OpenAI messages, or JSONL of turns); "
+        "pass --format to say which"
+    )
+
+
+def read_conversations(path: Path, fmt: str | None = None) -> list[Conversation]:
+    """All sessions in `path`, in file order. `fmt` overrides detection (see `FORMATS`)."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    fmt = fmt or detect_format(path)
+    if fmt == "locomo":
+        return _read_locomo(path)
+    if fmt == "turns":
+        return _read_turns(path)
+    if fmt == "openai":
+        return _read_openai(path)
+    raise InputError(f"{path}: unknown conversation format {fmt!r} (choose from {', '.join(FORMATS)})")
+
+
+def _read_locomo(path: Path) -> list[Conversation]:
+    from ..eval.datasets import EvalDataError, load_locomo  # the one LoCoMo parser, shared with eval
+
+    try:
+        samples = load_locomo(path)
+    except EvalDataError as exc:
+        raise InputError(str(exc)) from exc
+    out: list[Conversation] = []
+    for sample in samples:
+        for session in sample.sessions:
+            when = session.datetime.replace(tzinfo=timezone.utc) if session.datetime else None
+            sid = f"{sample.sample_id}/session_{session.index}"
+            turns = [
+                Turn(speaker=t.speaker, text=t.text, turn_id=t.dia_id, session_id=sid, timestamp=when,
+                     metadata={"image_caption": t.blip_caption} if t.blip_caption else {})
+                for t in session.turns
+            ]
+            out.append(Conversation(session_id=sid, turns=turns, session_time=when, conversation_id=sample.sample_id))
+    return out
+
+
+def _text_of(value: Any) -> str:
+    """Message content as text: a string, or the text parts of a content-part list."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(p.get("text", "") for p in value if isinstance(p, dict) and p.get("type") in ("text", None))
+    if value is None:
+        return ""
+    raise ValueError(f"content must be text or a list of parts, got {type(value).__name__}")
+
+
+def _read_turns(path: Path) -> list[Conversation]:
+    sessions: dict[str, Conversation] = {}
+    counters: dict[str, int] = {}
+    for number, obj in _jsonl(path):
+        try:
+            if not isinstance(obj, dict):
+                raise ValueError("each line must be a JSON object")
+            speaker = obj.get("speaker") or obj.get("role")
+            text = obj.get("text", obj.get("content"))
+            if not isinstance(speaker, str) or not speaker.strip():
+                raise ValueError("missing 'speaker' (or 'role')")
+            text = _text_of(text).strip()
+            if not text:
+                raise ValueError("missing or empty 'text' (or 'content')")
+            sid = str(obj.get("session_id") or "session_1")
+            conv = sessions.get(sid)
+            if conv is None:
+                conv = sessions[sid] = Conversation(session_id=sid, turns=[], session_time=_time(obj.get("session_time")),
+                                                    conversation_id=obj.get("conversation_id"))
+            counters[sid] = counters.get(sid, 0) + 1
+            turn_id = str(obj.get("turn_id") or f"{sid}:{counters[sid]}")
+            when = _time(obj.get("timestamp")) or conv.session_time
+            if conv.session_time is None and when is not None:
+                conv.session_time = when
+            role = obj.get("role") if "speaker" in obj else None
+            conv.turns.append(Turn(speaker=speaker.strip(), text=text, turn_id=turn_id, session_id=sid,
+                                   timestamp=when, role=role))
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"{path}:{number}: {exc}") from exc
+    return list(sessions.values())
+
+
+def _openai_session(obj: Any, sid: str, where: str) -> Conversation:
+    if isinstance(obj, dict) and "messages" in obj:
+        messages, meta = obj["messages"], obj
+    elif isinstance(obj, list):
+        messages, meta = obj, {}
+    else:
+        raise InputError(f"{where}: expected a list of messages or an object with 'messages'")
+    if not isinstance(messages, list):
+        raise InputError(f"{where}: 'messages' must be a list")
+    sid = str(meta.get("session_id") or meta.get("id") or sid)
+    try:
+        start = _time(meta.get("timestamp") or meta.get("create_time") or meta.get("created"))
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}") from exc
+    conv = Conversation(session_id=sid, turns=[], session_time=start, conversation_id=meta.get("conversation_id"))
+    for i, msg in enumerate(messages, start=1):
+        try:
+            if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
+                raise ValueError("a message needs a string 'role'")
+            if msg["role"] in _SKIPPED_ROLES:
+                continue
+            text = _text_of(msg.get("content")).strip()
+            if not text:
+                continue  # e.g. an assistant message that only called a tool
+            when = _time(msg.get("timestamp") or msg.get("create_time")) or start
+            speaker = msg.get("name") or msg["role"]
+            conv.turns.append(Turn(speaker=str(speaker), text=text, turn_id=f"{sid}:{i}", session_id=sid,
+                                   timestamp=when, role=msg["role"]))
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"{where}, message {i}: {exc}") from exc
+    return conv
+
+
+def _read_openai(path: Path) -> list[Conversation]:
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return [_openai_session(obj, f"session_{n}", f"{path}:{n}") for n, obj in _jsonl(path)]
+    data = _json(path)
+    if isinstance(data, list) and data and isinstance(data[0], dict) and "messages" in data[0]:
+        return [_openai_session(obj, f"session_{i}", f"{path}: item {i}") for i, obj in enumerate(data, start=1)]
+    return [_openai_session(data, "session_1", str(path))]

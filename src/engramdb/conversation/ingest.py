@@ -1,0 +1,140 @@
+"""Writing conversations: turns plus extracted facts, one transaction per session.
+
+A session is the unit of atomicity and of idempotence. Re-importing a session whose turns
+are all stored unchanged does nothing (no extraction, no LLM call). A session that changed
+is replaced as a whole: its new turns and facts are written and the ones it no longer
+produces are deleted, in the same transaction, so a crash leaves the previous version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+from ..errors import InputError
+from ..model import Entry
+from ..store.base import Filters
+from .extract import ExtractionResult, Extractor
+from .model import Conversation, Turn, as_utc
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory import Memory
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class ConversationReport:
+    """What an import did. ``failures`` lists what extraction could not do (never silent)."""
+
+    sessions: int = 0
+    sessions_unchanged: int = 0
+    turns: int = 0
+    facts: int = 0
+    written: int = 0
+    removed: int = 0
+    extractor: str | None = None
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    llm: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+
+
+def _session_id(turns: Sequence[Turn]) -> str:
+    digest = hashlib.sha256("\x1e".join(f"{t.speaker}\x1f{t.text}" for t in turns[:3]).encode()).hexdigest()
+    return f"session-{digest[:12]}"
+
+
+def build_turns(
+    items: Iterable[Turn | dict[str, Any] | tuple[str, str]],
+    session_id: str | None,
+    session_time: str | datetime | None,
+    first_index: int = 1,
+) -> tuple[str, list[Turn], datetime]:
+    """Validate user-given turns (``Turn``, ``{"speaker"|"role", "text"|"content", ...}`` or
+    ``(speaker, text)``) into `Turn` objects with absolute times. Raises `InputError` naming the item."""
+    try:
+        start = as_utc(session_time) or datetime.now().astimezone()
+    except ValueError as exc:
+        raise InputError(f"session_time: {exc}") from exc
+    raw: list[tuple[str, str, Any, Any, Any]] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Turn):
+            raw.append((item.speaker, item.text, item.timestamp, item.turn_id, item.role))
+            continue
+        if isinstance(item, tuple) and len(item) == 2:
+            item = {"speaker": item[0], "text": item[1]}
+        if not isinstance(item, dict):
+            raise InputError(f"turn {index}: expected a dict, a Turn or a (speaker, text) pair")
+        speaker = item.get("speaker") or item.get("role")
+        text = item.get("text", item.get("content"))
+        if not isinstance(speaker, str) or not speaker.strip():
+            raise InputError(f"turn {index}: missing 'speaker' (or 'role')")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"turn {index}: missing or empty 'text' (or 'content')")
+        unknown = set(item) - {"speaker", "role", "text", "content", "timestamp", "turn_id", "metadata"}
+        if unknown:
+            raise InputError(f"turn {index}: unknown field(s) {', '.join(sorted(unknown))}")
+        raw.append((speaker.strip(), text.strip(), item.get("timestamp"), item.get("turn_id"),
+                    item.get("role") if "speaker" in item else None))
+    if not raw:
+        raise InputError("a conversation needs at least one turn")
+    sid = session_id or _session_id([Turn(s, t, "", "") for s, t, *_ in raw])
+    turns: list[Turn] = []
+    for index, (speaker, text, when, turn_id, role) in enumerate(raw):
+        try:
+            stamp = as_utc(when) if when is not None else start
+        except ValueError as exc:
+            raise InputError(f"turn {index}: timestamp {when!r} is not ISO 8601") from exc
+        turns.append(Turn(speaker=speaker, text=text, turn_id=str(turn_id or f"{sid}:{first_index + index}"),
+                          session_id=sid, timestamp=stamp, role=role))
+    return sid, turns, start
+
+
+def write_session(memory: "Memory", conversation: Conversation, namespace: str, extractor: Extractor | None,
+                  report: ConversationReport, *, replace: bool = True) -> None:
+    """Store one session's turns and facts in one transaction (see the module docstring)."""
+    turn_entries = [t.to_entry(namespace) for t in conversation.turns]
+    new, unchanged, changed = memory.store.classify(turn_entries)
+    report.sessions += 1
+    report.turns += len(turn_entries)
+    if not new and not changed:
+        report.sessions_unchanged += 1
+        return
+    ids = {t.turn_id: e.id for t, e in zip(conversation.turns, turn_entries)}
+    result = extractor.extract(conversation, ids, namespace) if extractor else ExtractionResult()
+    if not replace:  # appending turns: keep facts only for the turns being added
+        wanted = {e.id for e in new + changed}
+        result.facts = [f for f in result.facts if set(f.derived_from) & wanted]
+    for failure in result.failures:
+        report.failures.append({"session_id": conversation.session_id, **failure})
+    entries: list[Entry] = turn_entries + result.facts
+    stale: list[str] = []
+    if replace:
+        keep = {e.id for e in entries}
+        stale = [i for i in memory.store.ids(namespace, Filters(session_id=conversation.session_id)) if i not in keep]
+    written, _ = memory.write_batch(entries, stale_ids=stale)
+    report.facts += len(result.facts)
+    report.written += written
+    report.removed += len(stale)
+
+
+def ingest_conversations(memory: "Memory", conversations: Sequence[Conversation], *, namespace: str,
+                         extractor: Extractor | None, progress: ProgressCallback | None = None) -> ConversationReport:
+    """Write every session of `conversations`; see `write_session`."""
+    report = ConversationReport(extractor=extractor.name if extractor else None)
+    total = sum(len(c.turns) for c in conversations)
+    done = 0
+    for conversation in conversations:
+        if conversation.turns:
+            write_session(memory, conversation, namespace, extractor, report)
+        done += len(conversation.turns)
+        if progress is not None:
+            progress(done, total)
+    usage = getattr(getattr(extractor, "client", None), "usage", None)
+    if usage is not None:
+        report.llm = usage.to_dict()
+    return report

@@ -1,0 +1,74 @@
+"""Conversations as Engram sees them: sessions of turns, each turn with speaker and time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..model import Entry, Source
+
+
+@dataclass(slots=True)
+class Turn:
+    """One utterance. ``timestamp`` is absolute (UTC); ``turn_id`` is unique within its session."""
+
+    speaker: str
+    text: str
+    turn_id: str
+    session_id: str
+    timestamp: datetime | None = None
+    role: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def entry_text(self) -> str:
+        """What a ``turn`` entry stores: speaker-prefixed text plus any image caption."""
+        text = f"{self.speaker}: {self.text}"
+        caption = self.metadata.get("image_caption")
+        return f"{text} [shared a photo: {caption}]" if caption else text
+
+    def to_entry(self, namespace: str) -> Entry:
+        """The raw ``turn`` entry (normalised, with its stable id)."""
+        meta = {k: v for k, v in self.metadata.items() if v is not None}
+        if self.role:
+            meta["role"] = self.role
+        return Entry(
+            text=self.entry_text(),
+            kind="turn",
+            namespace=namespace,
+            timestamp=self.timestamp.isoformat() if self.timestamp else None,
+            persons=[self.speaker],
+            source=Source(session_id=self.session_id, turn_id=self.turn_id, speaker=self.speaker),
+            metadata=meta,
+        ).normalized(namespace)
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One session of turns. ``conversation_id`` groups sessions of the same dialogue."""
+
+    session_id: str
+    turns: list[Turn]
+    session_time: datetime | None = None
+    conversation_id: str | None = None
+    participants: list[str] = field(default_factory=list)
+
+    @property
+    def speakers(self) -> list[str]:
+        """Everyone who speaks, in order of first appearance (``participants`` first: people
+        known to be in the session from turns stored earlier)."""
+        return list(dict.fromkeys([*self.participants, *(t.speaker for t in self.turns)]))
+
+
+def as_utc(value: str | datetime | None) -> datetime | None:
+    """A datetime in UTC from ISO text or a datetime; naive means UTC (see `normalize_timestamp`)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        value = datetime.fromisoformat(text)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)

@@ -1,0 +1,159 @@
+"""Sentence-level rewriting for the offline extractor: pronouns to names, relative time to dates.
+
+These are the two transformations of SimpleMem's "lossless restatement" that need no model:
+first and second person resolve to the speakers of the turn, and relative time
+expressions ("yesterday", "last week", "上周") resolve against the turn's own timestamp.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from ..text.timeparse import TimeWindow, find_time_windows
+
+_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]
+
+# Third-person singular for verbs that commonly follow "I" in chat ("I love" -> "Caroline loves").
+_COMMON_VERBS = set(
+    "love like want need think feel hope know enjoy plan work live take make try get play paint run read write "
+    "believe remember miss wish guess mean see say find keep start use teach study volunteer cook bake draw "
+    "sing dance swim hike travel visit prefer agree appreciate admire care understand collect own".split()
+)
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "were": "was", "don't": "doesn't",
+              "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't"}
+
+
+def _third_person(verb: str) -> str:
+    lower = verb.lower()
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    if lower not in _COMMON_VERBS:
+        return verb
+    if lower.endswith(("s", "sh", "ch", "x", "o")):
+        return verb + "es"
+    if lower.endswith("y") and lower[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _possessive(name: str) -> str:
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
+_VERB_ALTERNATION = "|".join(sorted(_COMMON_VERBS | set(_IRREGULAR), key=len, reverse=True))
+_CONTRACTIONS = {"m": "am", "ve": "have", "ll": "will", "d": "would", "re": "are"}
+
+
+def resolve_pronouns(sentence: str, speaker: str, listener: str | None) -> str:
+    """First person -> `speaker`, second person -> `listener` (English and Chinese).
+
+    "I'm painting" -> "Melanie is painting"; "my kids" -> "Melanie's kids"; "you were great"
+    -> "Caroline was great"; "我上周去了" -> "小王上周去了". Second person stays as written when
+    the listener is unknown (a group chat with no addressee).
+    """
+    if _CJK_RE.search(sentence):
+        out = sentence.replace("我们", f"{speaker}等人").replace("咱们", f"{speaker}等人")
+        out = out.replace("我的", f"{speaker}的").replace("我", speaker)
+        if listener:
+            out = out.replace("你们", f"{listener}等人").replace("你的", f"{listener}的").replace("您", listener)
+            out = out.replace("你", listener)
+        return out
+    # Expand contractions first so one set of rules handles "I'm" and "I am" alike.
+    out = re.sub(r"\b(I|[Yy]ou|[Ww]e)['’](m|ve|ll|d|re)\b", lambda m: f"{m.group(1)} {_CONTRACTIONS[m.group(2)]}", sentence)
+    out = re.sub(rf"\bI\s+({_VERB_ALTERNATION})\b", lambda m: f"{speaker} {_third_person(m.group(1))}", out)
+    out = re.sub(r"\bI\b|\b(?:me|myself)\b", speaker, out)
+    out = re.sub(r"\b(?:[Mm]y|mine)\b", _possessive(speaker), out)
+    out = re.sub(r"\b(?:[Ww]e|us|ourselves)\b", f"{speaker} and others", out)
+    out = re.sub(r"\b(?:[Oo]ur|ours)\b", _possessive(speaker), out)
+    if listener:
+        out = re.sub(r"\b[Yy]ou\s+(are|were|have|do|don't|aren't|weren't|haven't)\b",
+                     lambda m: f"{listener} {_third_person(m.group(1))}", out)
+        out = re.sub(r"\b(?:[Yy]ou|yourself)\b", listener, out)
+        out = re.sub(r"\b(?:[Yy]our|yours)\b", _possessive(listener), out)
+    return out
+
+
+_SEASON_NAMES = {3: ("spring", "春天"), 6: ("summer", "夏天"), 9: ("autumn", "秋天"), 12: ("winter", "冬天")}
+
+
+def _date_en(day: datetime) -> str:
+    return f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
+
+
+def describe_window(window: TimeWindow, chinese: bool = False) -> str:
+    """An absolute phrase for a resolved window: "on 7 May 2023", "in April 2023", "2023年5月7日"."""
+    start, end = window.start, window.end
+    days = (end - start).days
+    last = end - timedelta(days=1)
+    month_aligned = start.day == 1 and end.day == 1
+    season = _SEASON_NAMES.get(start.month) if month_aligned and 89 <= days <= 92 else None
+    if chinese:
+        if season:
+            return f"{start.year}年{season[1]}"
+        if days == 1:
+            return f"{start.year}年{start.month}月{start.day}日"
+        if month_aligned and start.month == 1 and days >= 365:
+            return f"{start.year}年" if days <= 366 else f"{start.year}年至{last.year}年"
+        if month_aligned and days <= 31:
+            return f"{start.year}年{start.month}月"
+        if days == 7 and start.weekday() == 0:
+            return f"{start.year}年{start.month}月{start.day}日那一周"
+        return f"{start.year}年{start.month}月{start.day}日至{last.year}年{last.month}月{last.day}日"
+    if season:
+        return f"in {season[0]} {start.year}"
+    if days == 1:
+        return f"on {_date_en(start)}"
+    if month_aligned and start.month == 1 and 365 <= days <= 366:
+        return f"in {start.year}"
+    if month_aligned and days <= 31:
+        return f"in {_MONTHS[start.month - 1]} {start.year}"
+    if days == 7 and start.weekday() == 0:
+        return f"in the week of {_date_en(start)}"
+    if days == 2 and start.weekday() == 5:
+        return f"on the weekend of {_date_en(start)}"
+    if month_aligned:
+        return f"between {_MONTHS[start.month - 1]} {start.year} and {_MONTHS[last.month - 1]} {last.year}"
+    return f"between {_date_en(start)} and {_date_en(last)}"
+
+
+def _is_relative(expression: str) -> bool:
+    return not re.search(r"\d{4}", expression)
+
+
+def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWindow | None]:
+    """Replace relative time expressions by absolute ones; return the text and the first window.
+
+    Absolute expressions ("in May 2023", "2022年之前") are kept as written but still give the
+    window. Unbounded windows ("before 2022") are not used as an entry's time.
+    """
+    if said_at is None:
+        return sentence, None
+    windows = find_time_windows(sentence, said_at)
+    if not windows:
+        return sentence, None
+    out, cursor, pieces = sentence, 0, []
+    for window in windows:
+        at = out.find(window.expression, cursor)
+        if at < 0:
+            continue
+        phrase = window.expression
+        if _is_relative(window.expression):
+            phrase = describe_window(window, chinese=bool(_CJK_RE.search(window.expression)))
+            if at == 0 or out[:at].rstrip().endswith((".", "!", "?")):
+                phrase = phrase[0].upper() + phrase[1:]
+            # "in the week of ..." after "in"/"on" reads badly; drop the duplicate preposition.
+            before = out[:at]
+            m = re.search(r"\b(on|in|during)\s+$", before, re.IGNORECASE)
+            if m and phrase.split(" ", 1)[0].lower() in ("on", "in", "between"):
+                before = before[: m.start()]
+            pieces.append(before + phrase)
+        else:
+            pieces.append(out[:at] + phrase)
+        out = out[at + len(window.expression):]
+        cursor = 0
+    text = "".join(pieces) + out
+    bounded = [w for w in windows if w.start.year > 1 and w.end.year < 9999]
+    return text, (bounded[0] if bounded else None)
