@@ -43,10 +43,13 @@ def test_weighted_zscore_by_hand():
 def test_weighted_minmax_and_constant_lists():
     results = {"semantic": [(1, 0.5), (2, 0.25)], "lexical": [(2, 3.0)]}
     fused = weighted(results, {"semantic": 1.0, "lexical": 1.0}, "minmax")
-    assert {c.rowid: c.score for c in fused} == pytest.approx({1: 1.0 + 1.0, 2: 0.0 + 1.0})
-    # A channel with one candidate (or equal scores) cannot be spread: z-scores are 0.
-    fused = weighted({"lexical": [(5, 2.0), (6, 2.0)]}, {}, "zscore")
-    assert [c.score for c in fused] == [0.0, 0.0]
+    # lexical found only row 2: its single score cannot be spread, so members count 1 and
+    # row 1, which lexical did not return, counts 0 (not the members' value).
+    assert {c.rowid: c.score for c in fused} == pytest.approx({1: 1.0 + 0.0, 2: 0.0 + 1.0})
+    fused = weighted({"lexical": [(5, 2.0), (6, 2.0)], "semantic": [(7, 0.9), (5, 0.5)]},
+                     {"lexical": 0.5, "semantic": 1.0}, "zscore")
+    # lexical is constant: 5 and 6 get 0.5 * 1; 7 gets lexical's 0. semantic z: 7 -> 1, 5 -> -1.
+    assert {c.rowid: c.score for c in fused} == pytest.approx({5: 0.5 - 1.0, 6: 0.5 - 1.0, 7: 1.0})
 
 
 def test_scores_do_not_depend_on_k(mem):

@@ -18,12 +18,16 @@ from typing import Protocol
 from ..model import Entry, Source
 from ..text.tokenize import query_terms
 from .model import Conversation, Turn
+from ..text.timeparse import TimeWindow
 from .restate import resolve_pronouns, resolve_time
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?…])\s+(?=[\"'“A-Z0-9])|(?<=[。！？；])")
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _LEANING_RE = re.compile(r"^(?:it|this|that|these|those|they|them|he|she|him|her|his|its|there|so|and|but|also|"
                          r"plus|which|then)\b", re.IGNORECASE)
+_QA_MARK = "\x00answer\x00"
+_ANSWER_RE = re.compile(r"^(?:yes|yeah|yep|yup|no|nope|nah|sure|definitely|absolutely|of course|not yet|"
+                        r"i did|i have|i am|i was|it was|it is|是的|对|没有|不是|还没)\b", re.IGNORECASE)
 _SMALL_TALK = {"hi", "hey", "hello", "thanks", "thank", "bye", "goodbye", "wow", "awesome", "cool", "great", "yeah",
                "yes", "no", "ok", "okay", "sure", "lol", "haha", "congrats", "congratulations", "amazing", "nice", "good",
                "see", "glad", "hear", "sound", "realli", "much", "talk", "chat", "catch", "care"}
@@ -163,14 +167,21 @@ class OfflineExtractor:
                 return prev.speaker
         return None
 
-    def _groups(self, turn: Turn) -> list[str]:
-        """Sentences worth keeping, with leaning sentences joined to the one before."""
+    def _groups(self, turn: Turn, question: str | None) -> list[str]:
+        """Sentences worth keeping, with leaning sentences joined to the one before.
+
+        A first sentence that answers the other speaker's question ("Yes, two days ago.")
+        is kept as ``question + answer``: alone it says little, together they say it all.
+        """
         groups: list[str] = []
-        for sentence in split_sentences(turn.text):
+        for n, sentence in enumerate(split_sentences(turn.text)):
             if _is_question(sentence):
                 continue
             if groups and _LEANING_RE.match(sentence):
                 groups[-1] = f"{groups[-1]} {sentence}"
+                continue
+            if n == 0 and question and _content_terms(question) and _ANSWER_RE.match(sentence):
+                groups.append(f"{_QA_MARK}{sentence}")
                 continue
             if len(_content_terms(sentence)) < self.min_terms:
                 continue
@@ -185,32 +196,45 @@ class OfflineExtractor:
         known = set(conversation.speakers)
         for index, turn in enumerate(conversation.turns):
             listener = self._listener(conversation, index)
-            for n, group in enumerate(self._groups(turn)):
-                text = resolve_pronouns(group, turn.speaker, listener)
+            previous = conversation.turns[index - 1] if index else None
+            question = None
+            if previous is not None and previous.speaker != turn.speaker:
+                asked = [s for s in split_sentences(previous.text) if _is_question(s)]
+                question = resolve_pronouns(asked[-1], previous.speaker, turn.speaker) if asked else None
+            for n, group in enumerate(self._groups(turn, question)):
+                if group.startswith(_QA_MARK):
+                    answer = resolve_pronouns(group[len(_QA_MARK):], turn.speaker, listener)
+                    text = f'{previous.speaker} asked "{question}" and {turn.speaker} answered "{answer}"'  # type: ignore[union-attr]
+                else:
+                    text = resolve_pronouns(group, turn.speaker, listener)
                 text, window = resolve_time(text, turn.timestamp)
-                chinese = bool(_CJK_RE.search(text))
-                persons, entities, place = (_names_zh if chinese else _names)(text, known)
-                terms = _content_terms(text)
-                said_at = turn.timestamp.isoformat() if turn.timestamp else None
-                metadata: dict[str, object] = {"extractor": self.name}
-                if said_at:
-                    metadata["said_at"] = said_at
-                if window is not None:
-                    metadata["time_expression"] = window.expression
-                entry_id = turn_entry_ids.get(turn.turn_id)
-                result.facts.append(Entry(
-                    text=text,
-                    kind="fact",
-                    namespace=namespace,
-                    timestamp=window.start.isoformat() if window else said_at,
-                    timestamp_end=window.end.isoformat() if window else None,
-                    persons=[turn.speaker, *persons],
-                    entities=entities,
-                    keywords=[t for t in dict.fromkeys(terms) if t not in {p.lower() for p in persons}][:8],
-                    location=place,
-                    topic=_topic(terms),
-                    source=Source(session_id=turn.session_id, turn_id=f"{turn.turn_id}#{n}", speaker=turn.speaker),
-                    metadata=metadata,
-                    derived_from=[entry_id] if entry_id else [],
-                ).normalized(namespace))
+                result.facts.append(self._fact(text, window, turn, n, known, turn_entry_ids, namespace))
         return result
+
+    def _fact(self, text: str, window: TimeWindow | None, turn: Turn, n: int, known: set[str],
+              turn_entry_ids: dict[str, str], namespace: str) -> Entry:
+        chinese = bool(_CJK_RE.search(text))
+        persons, entities, place = (_names_zh if chinese else _names)(text, known)
+        terms = _content_terms(text)
+        said_at = turn.timestamp.isoformat() if turn.timestamp else None
+        metadata: dict[str, object] = {"extractor": self.name}
+        if said_at:
+            metadata["said_at"] = said_at
+        if window is not None:
+            metadata["time_expression"] = window.expression
+        entry_id = turn_entry_ids.get(turn.turn_id)
+        return Entry(
+            text=text,
+            kind="fact",
+            namespace=namespace,
+            timestamp=window.start.isoformat() if window else said_at,
+            timestamp_end=window.end.isoformat() if window else None,
+            persons=[turn.speaker, *persons],
+            entities=entities,
+            keywords=[t for t in dict.fromkeys(terms) if t not in {p.lower() for p in persons}][:8],
+            location=place,
+            topic=_topic(terms),
+            source=Source(session_id=turn.session_id, turn_id=f"{turn.turn_id}#{n}", speaker=turn.speaker),
+            metadata=metadata,
+            derived_from=[entry_id] if entry_id else [],
+        ).normalized(namespace)

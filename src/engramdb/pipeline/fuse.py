@@ -63,9 +63,17 @@ def weighted(
     floors: dict[str, float] = {}
     fused: dict[int, Candidate] = {}
     for channel, results in channel_results.items():
-        values = _normalize([raw for _, raw in results], normalization)
+        raw_scores = [raw for _, raw in results]
+        if normalization != "none" and raw_scores and min(raw_scores) == max(raw_scores):
+            # A channel whose candidates all score the same (every entry in the time window,
+            # every entry naming the person) still separates them from everything it did not
+            # return: members count 1, the rest 0, instead of all collapsing to the mean.
+            values, floor = [1.0] * len(raw_scores), 0.0
+        else:
+            values = _normalize(raw_scores, normalization)
+            floor = min(values) if values else 0.0
         normalized[channel] = {rowid: v for (rowid, _), v in zip(results, values)}
-        floors[channel] = min(values) if values else 0.0
+        floors[channel] = floor
         for rank, (rowid, raw) in enumerate(results, start=1):
             cand = fused.get(rowid)
             if cand is None:

@@ -1,0 +1,164 @@
+"""Conversation memory: formats, offline restatement, provenance, idempotence and reference time."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from engramdb import Memory
+from engramdb.conversation import detect_format, read_conversations
+from engramdb.conversation.restate import resolve_pronouns, resolve_time
+from engramdb.errors import InputError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
+LOCOMO = Path(__file__).parent / "fixtures" / "eval" / "locomo_tiny.json"
+SAID = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)  # a Monday
+
+# (sentence as said on Monday 8 May 2023, restated text, event start as YYYY-MM-DD or None)
+RESTATEMENTS = [
+    ("Caroline went there yesterday.", "Caroline went there on 7 May 2023.", "2023-05-07"),
+    ("Yesterday Caroline ran.", "On 7 May 2023 Caroline ran.", "2023-05-07"),
+    ("Melanie painted it two days ago.", "Melanie painted it on 6 May 2023.", "2023-05-06"),
+    ("Melanie went camping last week.", "Melanie went camping in the week of 1 May 2023.", "2023-05-01"),
+    ("Caroline moves next month.", "Caroline moves in June 2023.", "2023-06-01"),
+    ("Jon raced last Saturday.", "Jon raced on 6 May 2023.", "2023-05-06"),
+    ("They married last year.", "They married in 2022.", "2022-01-01"),
+    ("We went to the beach last summer.", "We went to the beach in summer 2022.", "2022-06-01"),
+    ("Jon starts the course in May 2023.", "Jon starts the course in May 2023.", "2023-05-01"),
+    ("Nothing about time here.", "Nothing about time here.", None),
+    ("小王昨天去了黄山。", "小王2023年5月7日去了黄山。", "2023-05-07"),
+    ("小李上周搬家了。", "小李2023年5月1日那一周搬家了。", "2023-05-01"),
+    ("小李下个月去北京。", "小李2023年6月去北京。", "2023-06-01"),
+    ("前天开会了。", "2023年5月6日开会了。", "2023-05-06"),
+]
+
+
+@pytest.mark.parametrize(("said", "restated", "start"), RESTATEMENTS)
+def test_relative_time_becomes_absolute(said: str, restated: str, start: str | None) -> None:
+    text, window = resolve_time(said, SAID)
+    assert text == restated
+    assert (window.start.date().isoformat() if window else None) == start
+
+
+PRONOUNS = [
+    ("I went to a support group.", "Caroline went to a support group."),
+    ("I'm so proud of you!", "Caroline is so proud of Melanie!"),
+    ("I love my kids and your painting.", "Caroline loves Caroline's kids and Melanie's painting."),
+    ("You were great and we have fun.", "Melanie was great and Caroline and others have fun."),
+    ("我上周跟你的朋友去了黄山。", "Caroline上周跟Melanie的朋友去了黄山。"),
+]
+
+
+@pytest.mark.parametrize(("said", "restated"), PRONOUNS)
+def test_first_and_second_person_become_names(said: str, restated: str) -> None:
+    assert resolve_pronouns(said, "Caroline", "Melanie") == restated
+
+
+def test_formats_are_recognised_by_their_fields() -> None:
+    assert detect_format(FIXTURES / "turns.jsonl") == "turns"
+    assert detect_format(FIXTURES / "openai_chat.json") == "openai"
+    assert detect_format(LOCOMO) == "locomo"
+    sessions = read_conversations(LOCOMO)
+    assert [len(s.turns) for s in sessions][:2] == [6, 6]
+    assert sessions[0].turns[0].turn_id == "D1:1" and sessions[0].turns[0].timestamp is not None
+
+
+def test_openai_messages_skip_instructions_and_keep_names_and_time() -> None:
+    (chat,) = read_conversations(FIXTURES / "openai_chat.json")
+    assert chat.session_id == "chat-42"
+    assert [t.speaker for t in chat.turns] == ["user", "assistant", "Alice"]
+    assert chat.turns[1].text.startswith("Congratulations on the move")
+    assert chat.turns[0].timestamp == SAID
+
+
+def test_malformed_turn_is_reported_with_its_line_and_nothing_is_written(mem: Memory) -> None:
+    with pytest.raises(InputError, match=r"bad_turns\.jsonl:3: missing 'speaker'"):
+        mem.import_path(FIXTURES / "bad_turns.jsonl")
+    assert mem.count(all_namespaces=True) == 0
+
+
+def test_import_writes_turns_and_facts_linked_to_them(mem: Memory) -> None:
+    report = mem.import_path(FIXTURES / "turns.jsonl")
+    assert report["format"] == "turns" and report["sessions"] == 2 and report["turns"] == 5
+    assert report["facts"] >= 4 and report["failures"] == []
+    turns = {e.source.turn_id: e for e in mem.get(mem.store.ids("default", mem_filters(kinds=["turn"])))}
+    facts = mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))
+    assert len(turns) == 5 and len(facts) == report["facts"]
+    by_text = {f.text: f for f in facts}
+    group = by_text["Caroline went to a LGBTQ support group on 7 May 2023. It was so powerful."]
+    # Provenance: the fact names the turn entry it came from, and that entry is stored.
+    (source,) = mem.get(group.derived_from)
+    assert source.kind == "turn" and source.source.turn_id == "s1:1"
+    assert group.timestamp == "2023-05-07T00:00:00+00:00" and group.timestamp_end == "2023-05-08T00:00:00+00:00"
+    assert group.metadata["said_at"] == "2023-05-08T13:56:00+00:00"
+    assert "Caroline" in group.persons and "LGBTQ" in group.entities
+    # The second turn had no timestamp: it takes its session's, so "next week" resolves.
+    assert turns["s1:2"].timestamp == "2023-05-08T13:56:00+00:00"
+    assert any(f.text.startswith("Melanie is painting a sunrise with Melanie's kids in the week of 15 May 2023")
+               for f in facts)
+    vet = next(f for f in facts if "Boston" in f.text)
+    assert any(f.text == 'Melanie asked "Did Caroline take him to the vet?" and Caroline answered "Yes, on 8 June 2023."'
+               for f in facts)
+    assert vet.location == "Boston"
+    # Questions are not facts; no fact keeps a first-person pronoun.
+    assert not any(f.text.endswith("?") for f in facts)
+    assert not any(re.search(r"\b(I|my|me)\b", f.text) for f in facts)
+
+
+def mem_filters(**kwargs):  # type: ignore[no-untyped-def]
+    from engramdb.store.base import Filters
+
+    return Filters(**kwargs)
+
+
+def test_reimport_is_idempotent_and_a_changed_session_is_replaced(mem: Memory, tmp_path: Path) -> None:
+    first = mem.import_path(FIXTURES / "turns.jsonl")
+    count = mem.count()
+    again = mem.import_path(FIXTURES / "turns.jsonl")
+    assert again["sessions_unchanged"] == 2 and again["written"] == 0 and mem.count() == count
+    edited = tmp_path / "edited.jsonl"
+    lines = (FIXTURES / "turns.jsonl").read_text().splitlines()
+    lines[0] = lines[0].replace("support group", "book club")
+    edited.write_text("\n".join(lines) + "\n")
+    third = mem.import_path(edited)
+    assert third["sessions_unchanged"] == 1 and third["removed"] >= 2
+    texts = [e.text for e in mem.get(mem.store.ids("default", mem_filters()))]
+    assert not any("support group" in t for t in texts)
+    assert any("book club on 7 May 2023" in t for t in texts)
+    assert mem.count() == count and third["facts"] == 2 and first["facts"] == 5
+
+
+def test_add_conversation_and_add_turn(mem: Memory) -> None:
+    report = mem.add_conversation(
+        [("Alice", "I started a new job at Zalando yesterday."), ("Bob", "Congrats! I'm moving to Berlin next month.")],
+        session_id="chat", session_time="2023-05-08T09:00:00",
+    )
+    assert report.turns == 2 and report.facts == 2
+    later = mem.add_turn("Alice", "You should visit me in Berlin!", session_id="chat", timestamp="2023-05-09T10:00:00")
+    assert later.turns == 1 and later.facts == 1
+    facts = {e.text for e in mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))}
+    assert "Bob should visit Alice in Berlin!" in facts
+    assert "Alice started a new job at Zalando on 7 May 2023." in facts
+    turn = mem.get(mem.store.ids("default", mem_filters(kinds=["turn"], speaker="Alice")))
+    assert sorted(t.source.turn_id for t in turn) == ["chat:1", "chat:3"]
+    with pytest.raises(InputError, match="turn 0: missing 'speaker'"):
+        mem.add_conversation([{"text": "orphan"}], session_id="x")
+
+
+def test_questions_read_relative_time_against_the_conversation(mem: Memory) -> None:
+    mem.import_path(FIXTURES / "turns.jsonl")
+    res = mem.search("what happened last week?", k=5)
+    # Default reference time: the newest entry (10 June 2023), so "last week" is 29 May - 4 June.
+    assert res.trace["now"] == {"value": "2023-06-10T10:00:00+00:00", "from": "newest entry"}
+    plan = res.trace["stages"][0]
+    assert plan["time_window"]["start"].startswith("2023-05-29") and plan["time_window"]["end"].startswith("2023-06-05")
+    temporal = [h for h in res.hits if "temporal" in h.channels]
+    assert temporal and all("puppy" in h.text for h in temporal)  # the 3 June adoption, and only it
+    earlier = mem.search("what happened last week?", k=5, now="2023-05-10T12:00:00")
+    assert earlier.trace["now"]["from"] == "given"
+    assert {h.text for h in earlier.hits if "temporal" in h.channels} == {
+        "Caroline went to a LGBTQ support group on 7 May 2023. It was so powerful."
+    }
