@@ -81,3 +81,35 @@ def test_errors_are_one_line_with_nonzero_exit(run, tmp_path: Path):
 def test_search_on_missing_store_is_a_clear_error(tmp_path: Path):
     result = CliRunner().invoke(main, ["--db", str(tmp_path / "none.db"), "search", "hello"])
     assert result.exit_code == 1 and "no store at" in result.output
+
+
+CONVERSATIONS = Path(__file__).resolve().parent / "fixtures" / "conversations"
+
+
+def test_conversation_import_search_now_and_add_turn(run):
+    result = run("import", str(CONVERSATIONS / "openai_chat.json"), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["format"] == "openai" and report["turns"] == 3 and report["extractor"] == "offline"
+    again = run("import", str(CONVERSATIONS / "openai_chat.json"))
+    assert again.exit_code == 0 and "1 sessions unchanged" in again.output
+
+    # "last month" said on 8 May 2023 -> April 2023; "上周" -> 1-7 May 2023.
+    result = run("search", "Where did the user move last month?", "-k", "3", "--json", "--explain")
+    data = json.loads(result.output)
+    assert data["trace"]["now"]["value"] == "2023-05-08T13:56:00+00:00"
+    assert "Berlin" in data["hits"][0]["text"]
+    facts = [h for h in data["hits"] if h["kind"] == "fact"]
+    assert any("in April 2023" in h["text"] for h in facts)
+    later = run("search", "who visited last week", "--now", "2023-05-10", "--json", "--explain")
+    window = json.loads(later.output)["trace"]["stages"][0]["time_window"]
+    assert window["start"].startswith("2023-05-01") and window["end"].startswith("2023-05-08")
+
+    result = run("add-turn", "assistant", "Say hi to 小王 from me!", "--session", "chat-42", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["turns"] == 1
+
+    bad = run("import", str(CONVERSATIONS / "bad_turns.jsonl"))
+    assert bad.exit_code == 1 and "bad_turns.jsonl:3: missing 'speaker'" in bad.output
+    wrong = run("import", str(CONVERSATIONS / "turns.jsonl"), "--format", "locomo")
+    assert wrong.exit_code == 1 and "turns.jsonl" in wrong.output

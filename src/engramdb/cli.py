@@ -221,17 +221,25 @@ def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], pre
     for rank, hit in enumerate(data["hits"], start=1):
         click.echo(_render_hit(rank, hit))
     if explain:
-        out.print(_trace_tree(result.trace))
+        Console(highlight=False).print(_trace_tree(result.trace))  # wraps long leaves instead of cropping
 
 
 def _trace_tree(trace: dict[str, Any]) -> Tree:
+    """The trace as a tree: one branch per stage, one leaf per recorded field or channel."""
     tree = Tree(f"trace · {trace.get('total_ms', 0):.1f} ms")
+    now = trace.get("now")
+    if now:
+        tree.add(f"now: {now['value']} ({now['from']})", highlight=False)
     for stage in trace.get("stages", []):
-        info = {k: v for k, v in stage.items() if k not in ("stage", "ms", "channels")}
-        node = tree.add(f"[bold]{stage['stage']}[/] {stage.get('ms', 0):.2f} ms  {json.dumps(info, ensure_ascii=False)}")
+        node = tree.add(f"[bold]{stage['stage']}[/] {stage.get('ms', 0):.2f} ms")
+        for key, value in stage.items():
+            if key in ("stage", "ms", "channels") or value in (None, {}, []):
+                continue
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            node.add(f"{key}: {text}", highlight=False)
         for name, channel in (stage.get("channels") or {}).items():
             node.add(f"{name}: {channel['n']} candidates (k={channel['k']}) in {channel['ms']:.2f} ms, "
-                     f"top score {channel['top_score']}")
+                     f"top score {channel['top_score']}", highlight=False)
     return tree
 
 
