@@ -6,8 +6,10 @@
 ...     mem.search("When did Caroline go to the support group?", k=3)
 """
 
+from .conversation import Conversation, ConversationReport, OfflineExtractor, Turn
 from .embed import Embedder, get_embedder
 from .errors import EmbedderUnavailable, EngramError, InputError, ModelMismatchError
+from .llm import LLMClient, LLMConfig, LLMError
 from .memory import Memory
 from .model import ChannelScore, Entry, Hit, SearchResult, Source
 from .store.base import Filters
@@ -16,7 +18,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Memory", "Entry", "Source", "Hit", "SearchResult", "ChannelScore", "Filters",
-    "Embedder", "get_embedder",
+    "Turn", "Conversation", "ConversationReport", "OfflineExtractor",
+    "Embedder", "get_embedder", "LLMClient", "LLMConfig", "LLMError",
     "EngramError", "InputError", "ModelMismatchError", "EmbedderUnavailable",
     "__version__",
 ]
