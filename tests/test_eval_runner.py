@@ -141,6 +141,8 @@ def test_fact_entries_map_back_to_their_turns() -> None:
     first = facts[0]
     assert "Tamsin" in first.text and " I " not in f" {first.text} "
     assert [id_to_turn[d] for d in first.derived_from] == ["D1:1"]
+    # A fact hit counts as its source turn (not as a turn of its own).
+    assert hits_to_turns([_hit(first)], id_to_turn, "ns") == [("D1:1",)]
     both, _ = _memory_entries(sample, "ns", "both", OfflineExtractor())
     assert len(both) == 12 + len(facts)
 

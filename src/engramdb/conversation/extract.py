@@ -201,17 +201,17 @@ class OfflineExtractor:
             if previous is not None and previous.speaker != turn.speaker:
                 asked = [s for s in split_sentences(previous.text) if _is_question(s)]
                 question = resolve_pronouns(asked[-1], previous.speaker, turn.speaker) if asked else None
-            for n, group in enumerate(self._groups(turn, question)):
+            for group in self._groups(turn, question):
                 if group.startswith(_QA_MARK):
                     answer = resolve_pronouns(group[len(_QA_MARK):], turn.speaker, listener)
                     text = f'{previous.speaker} asked "{question}" and {turn.speaker} answered "{answer}"'  # type: ignore[union-attr]
                 else:
                     text = resolve_pronouns(group, turn.speaker, listener)
                 text, window = resolve_time(text, turn.timestamp)
-                result.facts.append(self._fact(text, window, turn, n, known, turn_entry_ids, namespace))
+                result.facts.append(self._fact(text, window, turn, known, turn_entry_ids, namespace))
         return result
 
-    def _fact(self, text: str, window: TimeWindow | None, turn: Turn, n: int, known: set[str],
+    def _fact(self, text: str, window: TimeWindow | None, turn: Turn, known: set[str],
               turn_entry_ids: dict[str, str], namespace: str) -> Entry:
         chinese = bool(_CJK_RE.search(text))
         persons, entities, place = (_names_zh if chinese else _names)(text, known)
@@ -234,7 +234,7 @@ class OfflineExtractor:
             keywords=[t for t in dict.fromkeys(terms) if t not in {p.lower() for p in persons}][:8],
             location=place,
             topic=_topic(terms),
-            source=Source(session_id=turn.session_id, turn_id=f"{turn.turn_id}#{n}", speaker=turn.speaker),
+            source=Source(session_id=turn.session_id, turn_id=turn.turn_id, speaker=turn.speaker),
             metadata=metadata,
             derived_from=[entry_id] if entry_id else [],
         ).normalized(namespace)

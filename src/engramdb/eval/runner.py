@@ -294,7 +294,7 @@ def hits_to_turns(
             out.append(())
             continue
         turn = entry.source.turn_id
-        if turn:
+        if turn and entry.kind == "turn":
             out.append((turn,))
             continue
         out.append(tuple(dict.fromkeys(id_to_turn[d] for d in entry.derived_from if d in id_to_turn)))
