@@ -109,7 +109,7 @@ def _names(text: str, known: set[str]) -> tuple[list[str], list[str], str | None
         phrase = " ".join(words)
         if phrase.endswith(("'s", "’s")):
             phrase = phrase[:-2]
-        if not phrase or phrase in persons or phrase == place or phrase in known:
+        if not phrase or phrase in persons or phrase == place or any(w in known for w in phrase.split()):
             continue
         # Sentence-initial words are capitalised anyway; keep them only when they are acronyms.
         at_start = m.start() == 0 or text[: m.start()].rstrip().endswith((".", "!", "?", ":"))
@@ -167,7 +167,7 @@ class OfflineExtractor:
                 return prev.speaker
         return None
 
-    def _groups(self, turn: Turn, question: str | None) -> list[str]:
+    def _groups(self, turn: Turn, question: str | None, names: frozenset[str] = frozenset()) -> list[str]:
         """Sentences worth keeping, with leaning sentences joined to the one before.
 
         A first sentence that answers the other speaker's question ("Yes, two days ago.")
@@ -183,7 +183,8 @@ class OfflineExtractor:
             if n == 0 and question and _content_terms(question) and _ANSWER_RE.match(sentence):
                 groups.append(f"{_QA_MARK}{sentence}")
                 continue
-            if len(_content_terms(sentence)) < self.min_terms:
+            # Names don't count: "Totally agree, Jon." is still small talk.
+            if len([t for t in _content_terms(sentence) if t not in names]) < self.min_terms:
                 continue
             groups.append(sentence)
         caption = turn.metadata.get("image_caption")
@@ -194,6 +195,7 @@ class OfflineExtractor:
     def extract(self, conversation: Conversation, turn_entry_ids: dict[str, str], namespace: str) -> ExtractionResult:
         result = ExtractionResult()
         known = set(conversation.speakers)
+        names = frozenset(t for name in known for t in query_terms(name))
         for index, turn in enumerate(conversation.turns):
             listener = self._listener(conversation, index)
             previous = conversation.turns[index - 1] if index else None
@@ -201,12 +203,15 @@ class OfflineExtractor:
             if previous is not None and previous.speaker != turn.speaker:
                 asked = [s for s in split_sentences(previous.text) if _is_question(s)]
                 question = resolve_pronouns(asked[-1], previous.speaker, turn.speaker) if asked else None
-            for group in self._groups(turn, question):
+            for group in self._groups(turn, question, names):
                 if group.startswith(_QA_MARK):
                     answer = resolve_pronouns(group[len(_QA_MARK):], turn.speaker, listener)
                     text = f'{previous.speaker} asked "{question}" and {turn.speaker} answered "{answer}"'  # type: ignore[union-attr]
                 else:
                     text = resolve_pronouns(group, turn.speaker, listener)
+                    if not any(re.search(rf"\b{re.escape(name)}\b", text) or name in text for name in known):
+                        # No one named: say who said it, so the fact stands on its own.
+                        text = f"{turn.speaker} said: {text}"
                 text, window = resolve_time(text, turn.timestamp)
                 result.facts.append(self._fact(text, window, turn, known, turn_entry_ids, namespace))
         return result

@@ -131,7 +131,8 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
     """
     if said_at is None:
         return sentence, None
-    windows = find_time_windows(sentence, said_at)
+    # A bare month ("in July") may be past or future in speech; only questions read it as past.
+    windows = [w for w in find_time_windows(sentence, said_at) if w.kind != "month_only"]
     if not windows:
         return sentence, None
     out, cursor, pieces = sentence, 0, []

@@ -32,6 +32,7 @@ class TimeWindow:
     start: datetime
     end: datetime
     expression: str
+    kind: str = ""  # which pattern matched, e.g. "day_word", "month_only"
 
     def contains(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
@@ -95,6 +96,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?<![\d年])(\d{1,2})月(\d{1,2})[日号]"), "month_day_zh"),
     (re.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "month_year"),
     (re.compile(r"(去年|今年|明年|前年)?(春天|夏天|秋天|冬天|春季|夏季|秋季|冬季)"), "season_zh"),
+    # A month alone needs a preposition ("may" is also a verb): the latest such month up to ref.
+    (re.compile(rf"\b(?:in|during|since|early|mid|late|last)\s+(?:-\s*)?({'|'.join(m for m in _MONTHS if len(m) > 3 or m == 'may')})\b"
+                r"(?!\s*,?\s*\d)"), "month_only"),
     (re.compile(r"\b(last|this|next)\s+(spring|summer|autumn|fall|winter)\b"), "season_rel"),
     (re.compile(r"\b(before|after|since|until|till|by)\s+(\w+\s+)?(\d{4})\b"), "bound_year"),
     (re.compile(r"(\d{4})年(之前|以前|前|之后|以后|后)"), "bound_year_zh"),
@@ -103,7 +107,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
                 r"(day|week|month|year)s?\s+(ago|later|from now)\b"), "n_ago"),
     (re.compile(r"([\d零一二两三四五六七八九十]+)\s*(天|日|周|星期|个月|月|年)(前|以前|之前|后|以后|之后)"), "n_ago_zh"),
     (re.compile(r"\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|"
-                r"tomorrow)\b"), "day_word"),
+                r"tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"), "day_word"),
     (re.compile(r"(大前天|前天|昨天|昨晚|今天|今晚|明天|后天)"), "day_word_zh"),
     (re.compile(r"\b(last|this|next|past)\s+(week|weekend|month|year)\b"), "rel_unit"),
     (re.compile(r"\b(last|this|next|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"), "weekday"),
@@ -112,7 +116,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
-              "the day after tomorrow": 2, "大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "今天": 0, "今晚": 0,
+              "the day after tomorrow": 2, "last night": -1, "this morning": 0, "this afternoon": 0, "this evening": 0, "大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "今天": 0, "今晚": 0,
               "明天": 1, "后天": 2}
 _REL = {"last": -1, "past": -1, "this": 0, "next": 1, "上上": -2, "上个": -1, "上": -1, "这个": 0, "这": 0, "本": 0,
         "下个": 1, "下": 1, "去年": -1, "今年": 0, "明年": 1, "前年": -2}
@@ -137,6 +141,10 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         return _month(int(g[0]), int(g[1]), tz)
     if kind == "month_year":
         return _month(int(g[1]), _MONTHS[g[0]], tz)
+    if kind == "month_only":
+        month = _MONTHS[g[0]]
+        year = ref.year if month <= ref.month else ref.year - 1
+        return _month(year, month, tz)
     if kind == "year":
         return _year(int(g[0] or g[1]), tz)
     if kind == "season_zh":
@@ -232,7 +240,7 @@ def find_time_windows(text: str, ref: datetime) -> list[TimeWindow]:
                 continue  # "31 February" and the like: not a date
             if window is not None:
                 taken.append((m.start(), m.end()))
-                found.append((m.start(), TimeWindow(window[0], window[1], text[m.start():m.end()])))
+                found.append((m.start(), TimeWindow(window[0], window[1], text[m.start():m.end()], kind)))
     return [w for _, w in sorted(found, key=lambda item: item[0])]
 
 
