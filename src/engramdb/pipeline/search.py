@@ -46,7 +46,8 @@ class SearchPipeline:
                 jobs[name] = lambda k=conf.k: self.store.symbolic(query, terms, k, namespace, filters)
             elif name == "temporal" and window is not None:
                 span = (window.start.timestamp(), window.end.timestamp())
-                jobs[name] = lambda k=conf.k: self.store.temporal(span[0], span[1], terms, k, namespace, filters)
+                jobs[name] = lambda k=conf.k, span=span: self.store.temporal(span[0], span[1], terms, k, namespace,
+                                                                            filters)
         return jobs
 
     def run(
