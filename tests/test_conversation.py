@@ -142,8 +142,16 @@ def test_add_conversation_and_add_turn(mem: Memory) -> None:
     facts = {e.text for e in mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))}
     assert "Bob should visit Alice in Berlin!" in facts
     assert "Alice started a new job at Zalando on 7 May 2023." in facts
+    question = mem.add_turn("Alice", "Will you visit me in Berlin?", session_id="chat",
+                            timestamp="2023-05-09T11:00:00")
+    assert question.facts == 0  # a question alone is not a fact
+    answer = mem.add_turn("Bob", "Sure, next Friday.", session_id="chat", timestamp="2023-05-10T10:00:00")
+    assert answer.facts == 1 and answer.turns == 1  # the previous turn is context, not written again
+    facts = {e.text: e for e in mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))}
+    qa = facts['Alice asked "Will Bob visit Alice in Berlin?" and Bob answered "Sure, on 12 May 2023."']
+    assert [t.source.turn_id for t in mem.get(qa.derived_from)] == ["chat:4", "chat:5"]
     turn = mem.get(mem.store.ids("default", mem_filters(kinds=["turn"], speaker="Alice")))
-    assert sorted(t.source.turn_id for t in turn) == ["chat:1", "chat:3"]
+    assert sorted(t.source.turn_id for t in turn) == ["chat:1", "chat:3", "chat:4"]
     with pytest.raises(InputError, match="turn 0: missing 'speaker'"):
         mem.add_conversation([{"text": "orphan"}], session_id="x")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
+from .conversation.ingest import turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, SearchResult, normalize_timestamp
@@ -211,14 +212,17 @@ class Memory:
         resolve "you". ``timestamp`` defaults to now.
         """
         ns = namespace or self.namespace
-        earlier = [e for e in self.store.get(self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))]
+        earlier = self.store.get(self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))
         sid, parsed, _ = build_turns([{"speaker": speaker, "text": text, "turn_id": turn_id}], session_id,
                                      timestamp, first_index=len(earlier) + 1)
         speakers = [e.source.speaker for e in earlier if e.source.speaker]
         conversation = Conversation(session_id=sid, turns=parsed, participants=speakers)
         chosen = get_extractor(extractor, self.llm)
         report = ConversationReport(extractor=chosen.name if chosen else None)
-        write_session(self, conversation, ns, chosen, report, replace=False)
+        # The previous turn is context: "Yes, yesterday." answers the question asked just before.
+        latest = max(earlier, key=lambda e: (e.timestamp or "", e.created_at or ""), default=None)
+        context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
+        write_session(self, conversation, ns, chosen, report, replace=False, context=context)
         return report
 
     def delete(

@@ -213,11 +213,14 @@ class OfflineExtractor:
                         # No one named: say who said it, so the fact stands on its own.
                         text = f"{turn.speaker} said: {text}"
                 text, window = resolve_time(text, turn.timestamp)
-                result.facts.append(self._fact(text, window, turn, known, turn_entry_ids, namespace))
+                # A question-and-answer fact comes from both turns.
+                sources = [previous, turn] if group.startswith(_QA_MARK) and previous else [turn]
+                result.facts.append(self._fact(text, window, sources, known, turn_entry_ids, namespace))
         return result
 
-    def _fact(self, text: str, window: TimeWindow | None, turn: Turn, known: set[str],
+    def _fact(self, text: str, window: TimeWindow | None, sources: list[Turn], known: set[str],
               turn_entry_ids: dict[str, str], namespace: str) -> Entry:
+        turn = sources[-1]
         chinese = bool(_CJK_RE.search(text))
         persons, entities, place = (_names_zh if chinese else _names)(text, known)
         terms = _content_terms(text)
@@ -227,7 +230,6 @@ class OfflineExtractor:
             metadata["said_at"] = said_at
         if window is not None:
             metadata["time_expression"] = window.expression
-        entry_id = turn_entry_ids.get(turn.turn_id)
         return Entry(
             text=text,
             kind="fact",
@@ -241,5 +243,5 @@ class OfflineExtractor:
             topic=_topic(terms),
             source=Source(session_id=turn.session_id, turn_id=turn.turn_id, speaker=turn.speaker),
             metadata=metadata,
-            derived_from=[entry_id] if entry_id else [],
+            derived_from=[turn_entry_ids[t.turn_id] for t in sources if t.turn_id in turn_entry_ids],
         ).normalized(namespace)

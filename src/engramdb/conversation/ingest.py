@@ -95,8 +95,13 @@ def build_turns(
 
 
 def write_session(memory: "Memory", conversation: Conversation, namespace: str, extractor: Extractor | None,
-                  report: ConversationReport, *, replace: bool = True) -> None:
-    """Store one session's turns and facts in one transaction (see the module docstring)."""
+                  report: ConversationReport, *, replace: bool = True,
+                  context: Sequence[tuple[Turn, str]] = ()) -> None:
+    """Store one session's turns and facts in one transaction (see the module docstring).
+
+    ``replace=False`` appends instead (earlier turns and facts stay); ``context`` gives stored
+    turns (with their entry ids) the extractor may read but that are not written again.
+    """
     turn_entries = [t.to_entry(namespace) for t in conversation.turns]
     new, unchanged, changed = memory.store.classify(turn_entries)
     report.sessions += 1
@@ -105,7 +110,11 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
         report.sessions_unchanged += 1
         return
     ids = {t.turn_id: e.id for t, e in zip(conversation.turns, turn_entries)}
-    result = extractor.extract(conversation, ids, namespace) if extractor else ExtractionResult()
+    seen = conversation
+    if context:
+        ids.update({t.turn_id: entry_id for t, entry_id in context})
+        seen = replace_turns(conversation, [t for t, _ in context] + conversation.turns)
+    result = extractor.extract(seen, ids, namespace) if extractor else ExtractionResult()
     if not replace:  # appending turns: keep facts only for the turns being added
         wanted = {e.id for e in new + changed}
         result.facts = [f for f in result.facts if set(f.derived_from) & wanted]
@@ -120,6 +129,22 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
     report.facts += len(result.facts)
     report.written += written
     report.removed += len(stale)
+
+
+def replace_turns(conversation: Conversation, turns: list[Turn]) -> Conversation:
+    return Conversation(session_id=conversation.session_id, turns=turns, session_time=conversation.session_time,
+                        conversation_id=conversation.conversation_id, participants=conversation.participants)
+
+
+def turn_from_entry(entry: Entry) -> Turn:
+    """A stored ``turn`` entry back as a `Turn` (speaker prefix and photo caption removed)."""
+    speaker = entry.source.speaker or ""
+    text = entry.text.removeprefix(f"{speaker}: ")
+    caption = entry.metadata.get("image_caption")
+    if caption:
+        text = text.removesuffix(f" [shared a photo: {caption}]")
+    return Turn(speaker=speaker, text=text, turn_id=entry.source.turn_id or "", session_id=entry.source.session_id or "",
+                timestamp=as_utc(entry.timestamp), role=entry.metadata.get("role"), metadata=dict(entry.metadata))
 
 
 def ingest_conversations(memory: "Memory", conversations: Sequence[Conversation], *, namespace: str,
