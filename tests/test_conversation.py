@@ -170,3 +170,18 @@ def test_questions_read_relative_time_against_the_conversation(mem: Memory) -> N
     assert {h.text for h in earlier.hits if "temporal" in h.channels} == {
         "Caroline went to a LGBTQ support group on 7 May 2023. It was so powerful."
     }
+
+
+def test_chinese_dialogue_is_restated_in_chinese(mem: Memory) -> None:
+    report = mem.add_conversation(
+        [("小王", "我昨天去了黄山，山顶很冷。"), ("小李", "你带羽绒服了吗？"), ("小王", "是的，带了一件羽绒服。"),
+         ("小李", "下个月公司要在杭州开年会。")],
+        session_id="zh", session_time="2023-05-08T20:00:00",
+    )
+    facts = {f.text: f for f in mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))}
+    assert report.facts == len(facts) == 3
+    huangshan = facts["小王2023年5月7日去了黄山，山顶很冷。"]
+    assert huangshan.timestamp == "2023-05-07T00:00:00+00:00" and huangshan.location == "黄山"
+    assert "小王问“小王带羽绒服了吗？”，小王回答“是的，带了一件羽绒服。”" not in facts
+    assert "小李问“小王带羽绒服了吗？”，小王回答“是的，带了一件羽绒服。”" in facts
+    assert facts["小李说：2023年6月公司要在杭州开年会。"].location == "杭州"

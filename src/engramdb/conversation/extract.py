@@ -204,14 +204,17 @@ class OfflineExtractor:
                 asked = [s for s in split_sentences(previous.text) if _is_question(s)]
                 question = resolve_pronouns(asked[-1], previous.speaker, turn.speaker) if asked else None
             for group in self._groups(turn, question, names):
+                chinese = bool(_CJK_RE.search(group))
                 if group.startswith(_QA_MARK):
                     answer = resolve_pronouns(group[len(_QA_MARK):], turn.speaker, listener)
-                    text = f'{previous.speaker} asked "{question}" and {turn.speaker} answered "{answer}"'  # type: ignore[union-attr]
+                    asker = previous.speaker  # type: ignore[union-attr]
+                    text = (f"{asker}问“{question}”，{turn.speaker}回答“{answer}”" if chinese else
+                            f'{asker} asked "{question}" and {turn.speaker} answered "{answer}"')
                 else:
                     text = resolve_pronouns(group, turn.speaker, listener)
-                    if not any(re.search(rf"\b{re.escape(name)}\b", text) or name in text for name in known):
+                    if not any(name in text for name in known):
                         # No one named: say who said it, so the fact stands on its own.
-                        text = f"{turn.speaker} said: {text}"
+                        text = f"{turn.speaker}说：{text}" if chinese else f"{turn.speaker} said: {text}"
                 text, window = resolve_time(text, turn.timestamp)
                 # A question-and-answer fact comes from both turns.
                 sources = [previous, turn] if group.startswith(_QA_MARK) and previous else [turn]
