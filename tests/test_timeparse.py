@@ -32,6 +32,9 @@ CASES = [
     ("my mom and I made dinner last night", d(2023, 5, 7), d(2023, 5, 8)),
     ("When did Melanie go camping in June?", d(2022, 6, 1), d(2022, 7, 1)),
     ("what did we do in May", d(2023, 5, 1), d(2023, 6, 1)),
+    ("we fly on 12 April, early morning", d(2023, 4, 12), d(2023, 4, 13)),  # the nearest 12 April
+    ("the party is on June 3rd", d(2023, 6, 3), d(2023, 6, 4)),
+    ("back on the 2nd of January", d(2023, 1, 2), d(2023, 1, 3)),
     ("this morning I went for a run", d(2023, 5, 8), d(2023, 5, 9)),
     ("we met on Monday", d(2023, 5, 1), d(2023, 5, 2)),
     ("see you next Friday", d(2023, 5, 12), d(2023, 5, 13)),

@@ -91,6 +91,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "iso_date"),
     (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "day_month_year"),
     (re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"), "month_day_year"),
+    # Day and month without a year ("on 12 April", "May 3rd"): the nearest such date.
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\b(?!\.?,?\s*\d)"), "day_month"),
+    (re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?!\s*,?\s*\d)(?!\s*(?:am|pm|%|years?|days?))"),
+     "month_day"),
     (re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]"), "iso_date"),
     (re.compile(r"(\d{4})年(\d{1,2})月"), "year_month_zh"),
     (re.compile(r"(?<![\d年])(\d{1,2})月(\d{1,2})[日号]"), "month_day_zh"),
@@ -141,6 +145,18 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         return _month(int(g[0]), int(g[1]), tz)
     if kind == "month_year":
         return _month(int(g[1]), _MONTHS[g[0]], tz)
+    if kind in ("day_month", "month_day"):
+        day, name = (g[0], g[1]) if kind == "day_month" else (g[1], g[0])
+        candidates = []
+        for year in (ref.year - 1, ref.year, ref.year + 1):
+            try:
+                candidates.append(datetime(year, _MONTHS[name], int(day), tzinfo=tz))
+            except ValueError:
+                continue
+        if not candidates:
+            return None
+        start = min(candidates, key=lambda c: abs((c - ref).total_seconds()))
+        return start, start + timedelta(days=1)
     if kind == "month_only":
         month = _MONTHS[g[0]]
         year = ref.year if month <= ref.month else ref.year - 1
