@@ -108,3 +108,25 @@ def test_llm_extractor_without_configuration_is_a_clear_error(monkeypatch: pytes
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(InputError, match="ENGRAM_LLM_BASE_URL"):
         get_extractor("llm")
+
+
+def test_failed_or_other_extractor_sessions_are_extracted_again(mem: Memory) -> None:
+    with FakeLLMServer([{"status": 500, "body": "down"}, _reply()]) as srv:
+        mem.llm = _client(srv, retries=0)
+        first = mem.import_path(FIXTURES / "turns.jsonl", extractor="llm")
+    assert len(first["failures"]) == 1 and first["failures"][0]["session_id"] == "s1"
+    (turn,) = mem.get(mem.store.ids("default", Filters(kinds=["turn"], turn_id="s1:1")))
+    assert turn.metadata["extracted_by"] == "llm (failed)"
+    # Re-import: only the failed session is extracted again; the good one is a no-op.
+    with FakeLLMServer([GOOD]) as srv:
+        mem.llm = _client(srv)
+        second = mem.import_path(FIXTURES / "turns.jsonl", extractor="llm")
+        assert len(srv.chat_requests) == 1
+    assert second["sessions_unchanged"] == 1 and second["facts"] == 2 and second["failures"] == []
+    (turn,) = mem.get(mem.store.ids("default", Filters(kinds=["turn"], turn_id="s1:1")))
+    assert turn.metadata["extracted_by"] == "llm"
+    # Switching extractor replaces the LLM facts with offline ones.
+    third = mem.import_path(FIXTURES / "turns.jsonl", extractor="offline")
+    assert third["sessions_unchanged"] == 0 and third["removed"] >= 2
+    extractors = {f.metadata["extractor"] for f in mem.get(mem.store.ids("default", Filters(kinds=["fact"])))}
+    assert extractors == {"offline"}

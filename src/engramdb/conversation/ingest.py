@@ -103,6 +103,12 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
     turns (with their entry ids) the extractor may read but that are not written again.
     """
     turn_entries = [t.to_entry(namespace) for t in conversation.turns]
+    # Each turn records which extractor read it, so re-importing with another extractor, or
+    # after a failed LLM window, counts as a change and extracts again (instead of a no-op).
+    done_by = extractor.name if extractor else None
+    if done_by:
+        for entry in turn_entries:
+            entry.metadata["extracted_by"] = done_by
     new, unchanged, changed = memory.store.classify(turn_entries)
     report.sessions += 1
     report.turns += len(turn_entries)
@@ -118,8 +124,13 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
     if not replace:  # appending turns: keep facts only for the turns being added
         wanted = {e.id for e in new + changed}
         result.facts = [f for f in result.facts if set(f.derived_from) & wanted]
+    failed = {t for failure in result.failures for t in failure.get("turn_ids", [])}
+    for turn, entry in zip(conversation.turns, turn_entries):
+        if turn.turn_id in failed:
+            entry.metadata["extracted_by"] = f"{done_by} (failed)"
     for failure in result.failures:
-        report.failures.append({"session_id": conversation.session_id, **failure})
+        report.failures.append({"session_id": conversation.session_id,
+                                **{k: v for k, v in failure.items() if k != "turn_ids"}})
     entries: list[Entry] = turn_entries + result.facts
     stale: list[str] = []
     if replace:

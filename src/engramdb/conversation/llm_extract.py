@@ -116,7 +116,7 @@ class LLMExtractor:
                                                  max_tokens=self.max_tokens, purpose="extract")
             except LLMError as exc:
                 result.failures.append({"window": number, "turns": [window[0].turn_id, window[-1].turn_id],
-                                        "error": str(exc)})
+                                        "turn_ids": [t.turn_id for t in window], "error": str(exc)})
                 continue
             for fact in reply.facts:
                 entry = self._entry(fact, by_id, turn_entry_ids, namespace)
