@@ -66,7 +66,6 @@ class ExtractionResult:
 
     facts: list[Entry] = field(default_factory=list)
     failures: list[dict[str, object]] = field(default_factory=list)
-    llm_calls: int = 0
 
 
 class Extractor(Protocol):

@@ -16,10 +16,13 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from .model import Conversation, Turn, as_utc
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..eval.datasets import LocomoSample
 
 FORMATS = ("locomo", "turns", "openai")
 _SKIPPED_ROLES = {"system", "developer", "tool", "function"}
@@ -112,17 +115,22 @@ def _read_locomo(path: Path) -> list[Conversation]:
         samples = load_locomo(path)
     except EvalDataError as exc:
         raise InputError(str(exc)) from exc
+    # Session ids carry the sample id: one file holds several unrelated conversations.
+    return [c for sample in samples for c in locomo_conversations(sample, f"{sample.sample_id}/")]
+
+
+def locomo_conversations(sample: "LocomoSample", session_prefix: str = "") -> list[Conversation]:
+    """One LoCoMo sample as conversations, one per session (``<prefix>session_<n>``)."""
     out: list[Conversation] = []
-    for sample in samples:
-        for session in sample.sessions:
-            when = session.datetime.replace(tzinfo=timezone.utc) if session.datetime else None
-            sid = f"{sample.sample_id}/session_{session.index}"
-            turns = [
-                Turn(speaker=t.speaker, text=t.text, turn_id=t.dia_id, session_id=sid, timestamp=when,
-                     metadata={"image_caption": t.blip_caption} if t.blip_caption else {})
-                for t in session.turns
-            ]
-            out.append(Conversation(session_id=sid, turns=turns, session_time=when, conversation_id=sample.sample_id))
+    for session in sample.sessions:
+        when = session.datetime.replace(tzinfo=timezone.utc) if session.datetime else None
+        sid = f"{session_prefix}session_{session.index}"
+        turns = [
+            Turn(speaker=t.speaker, text=t.text, turn_id=t.dia_id, session_id=sid, timestamp=when,
+                 metadata={"image_caption": t.blip_caption} if t.blip_caption else {})
+            for t in session.turns
+        ]
+        out.append(Conversation(session_id=sid, turns=turns, session_time=when, conversation_id=sample.sample_id))
     return out
 
 

@@ -9,10 +9,9 @@ stored anyway, as raw turns), never silently dropped.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from ..model import Entry, Source
 from .extract import ExtractionResult
@@ -110,7 +109,6 @@ class LLMExtractor:
                 {"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": f"Session {conversation.session_id}. Turns:\n{_render(window)}"},
             ]
-            result.llm_calls += 1
             try:
                 reply, _ = self.client.chat_json(messages, validate=_validator({t.turn_id for t in window}),
                                                  max_tokens=self.max_tokens, purpose="extract")
@@ -148,8 +146,4 @@ class LLMExtractor:
         ).normalized(namespace)
 
 
-def describe(reply: ExtractionReply) -> str:  # pragma: no cover - debugging aid
-    return json.dumps(reply.model_dump(), ensure_ascii=False, indent=2)
-
-
-__all__ = ["LLMExtractor", "ExtractedFact", "ExtractionReply", "SYSTEM_PROMPT", "ValidationError"]
+__all__ = ["LLMExtractor", "ExtractedFact", "ExtractionReply", "SYSTEM_PROMPT"]

@@ -308,26 +308,13 @@ def _namespace(sample_id: str, memory: str = "turns") -> str:
 MEMORIES = ("turns", "facts", "both")
 
 
-def _sample_conversations(sample: LocomoSample) -> list[Any]:
-    """A LoCoMo sample as Engram conversations (one per session), the same as `engram import` reads."""
-    from ..conversation import Conversation, Turn
-
-    out = []
-    for session in sample.sessions:
-        when = session.datetime.replace(tzinfo=timezone.utc) if session.datetime else None
-        sid = f"session_{session.index}"
-        turns = [Turn(speaker=t.speaker, text=t.text, turn_id=t.dia_id, session_id=sid, timestamp=when,
-                      metadata={"image_caption": t.blip_caption} if t.blip_caption else {})
-                 for t in session.turns]
-        out.append(Conversation(session_id=sid, turns=turns, session_time=when, conversation_id=sample.sample_id))
-    return out
-
-
 def _memory_entries(sample: LocomoSample, namespace: str, memory: str, extractor: Any) -> tuple[list[Entry], dict[str, str]]:
     """Entries to index for one sample and `memory` mode, and turn-entry id -> dia_id."""
     entries: list[Entry] = []
     id_to_turn: dict[str, str] = {}
-    for conversation in _sample_conversations(sample):
+    from ..conversation.formats import locomo_conversations
+
+    for conversation in locomo_conversations(sample):
         turns = [t.to_entry(namespace) for t in conversation.turns]
         id_to_turn.update((e.id, t.turn_id) for e, t in zip(turns, conversation.turns))  # type: ignore[misc]
         if memory in ("turns", "both"):
