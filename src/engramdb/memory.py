@@ -15,6 +15,7 @@ from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, SearchResult, normalize_timestamp
 from .pipeline.presets import Preset, load_preset
+from .plan.base import Planner
 from .pipeline.search import SearchPipeline
 from .store.base import Filters
 from .store.sqlite import SQLiteStore
@@ -255,6 +256,9 @@ class Memory:
         preset: str | Preset = "default",
         group_by: str | None = None,
         now: str | datetime | None = None,
+        planner: str | None = None,
+        reflect: bool = True,
+        explain: bool = False,
     ) -> SearchResult:
         """The ``k`` most useful entries for ``query``, best first, each with per-channel evidence.
 
@@ -263,6 +267,9 @@ class Memory:
         time for relative expressions in the query ("last week", "上周"): by default the
         newest entry's time in the namespace (so questions about a past conversation are
         read from where it ended), else the clock. It is recorded in the trace.
+        ``planner`` overrides the preset's (``none``, ``rules`` or ``llm``); ``reflect=False``
+        skips the preset's LLM reflection rounds for this query; ``explain`` adds each
+        stage's candidates (entry ids with per-channel scores) to ``result.trace``.
         """
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be a non-empty string")
@@ -271,12 +278,40 @@ class Memory:
         parsed = Filters.parse(filters)
         chosen = load_preset(preset)
         embedder = self.embedder if "semantic" in chosen.channels else None
-        pipeline = SearchPipeline(self.store, embedder, self._executor)
+        plan_with, reflector = self._planning(planner or chosen.planner, chosen.reflect_rounds)
+        pipeline = SearchPipeline(self.store, embedder, self._executor, planner=plan_with, reflector=reflector)
         ns = namespace or self.namespace
         reference, origin = self.reference_time(ns, now)
-        result = pipeline.run(query, k, chosen, ns, parsed, group_by=group_by, now=reference)
+        result = pipeline.run(query, k, chosen, ns, parsed, group_by=group_by, now=reference, explain=explain,
+                              reflect=reflect)
         result.trace["now"] = {"value": reference.isoformat(), "from": origin}
         return result
+
+    def _planning(self, name: str, reflect_rounds: int) -> tuple[Planner, Any]:
+        """The planner a preset names, and a reflector when it wants reflection and an LLM is set."""
+        from .plan import NoPlanner, RulePlanner
+
+        if name not in ("none", "rules", "llm"):
+            raise InputError(f"unknown planner {name!r}; choose none, rules or llm")
+        rules = RulePlanner()
+        planner: Planner = NoPlanner() if name == "none" else rules
+        client = None
+        if name == "llm" or reflect_rounds:
+            from .llm import llm_from_env
+
+            client = self.llm or llm_from_env()
+        if name == "llm":
+            from .plan.llm import LLMPlanner
+            from .plan.rules import NotedPlanner
+
+            planner = (LLMPlanner(client, fallback=rules) if client is not None else
+                       NotedPlanner(rules, "no LLM configured (ENGRAM_LLM_BASE_URL, ENGRAM_LLM_MODEL); used rules"))
+        reflector = None
+        if reflect_rounds and client is not None:
+            from .plan.reflect import Reflector
+
+            reflector = Reflector(client, max_rounds=reflect_rounds)
+        return planner, reflector
 
     def reference_time(self, namespace: str | None = None, now: str | datetime | None = None) -> tuple[datetime, str]:
         """The time relative questions are read against, and where it came from

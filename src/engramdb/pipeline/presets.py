@@ -10,6 +10,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 
@@ -25,6 +26,36 @@ class ChannelConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class GateConfig:
+    """Relevance floors applied after fusion; empty (the default) lets everything through.
+
+    ``min_score`` drops fused scores below it; ``min_cosine`` drops candidates that only the
+    semantic channel found with a cosine below it (a keyword, name or time match exempts).
+    """
+
+    min_score: float | None = None
+    min_cosine: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.min_score is not None or self.min_cosine is not None
+
+    def apply(self, fused: list[Any]) -> list[Any]:
+        kept = []
+        for c in fused:
+            if self.min_score is not None and c.score < self.min_score:
+                continue
+            semantic = c.channels.get("semantic")
+            if self.min_cosine is not None and set(c.channels) == {"semantic"} and semantic.score < self.min_cosine:
+                continue
+            kept.append(c)
+        return kept
+
+
+PLANNERS = ("none", "rules", "llm")
+
+
+@dataclass(frozen=True, slots=True)
 class Preset:
     name: str
     description: str = ""
@@ -32,6 +63,9 @@ class Preset:
     fusion: str = "rrf"
     rrf_k: int = 60
     normalization: str = "zscore"
+    planner: str = "none"
+    reflect_rounds: int = 0
+    gate: GateConfig = field(default_factory=GateConfig)
 
 
 def _shipped() -> dict[str, str]:
@@ -48,7 +82,7 @@ def parse_preset(name: str, text: str) -> Preset:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"preset {name!r}: invalid TOML: {exc}") from exc
-    unknown = set(data) - {"description", "channels", "fusion"}
+    unknown = set(data) - {"description", "channels", "fusion", "plan", "gate"}
     if unknown:
         raise InputError(f"preset {name!r}: unknown section(s) {', '.join(sorted(unknown))}")
     channels: dict[str, ChannelConfig] = {}
@@ -78,8 +112,25 @@ def parse_preset(name: str, text: str) -> Preset:
     normalization = fusion.get("normalization", "zscore")
     if normalization not in NORMALIZATIONS:
         raise InputError(f"preset {name!r}: fusion.normalization must be one of {', '.join(NORMALIZATIONS)}")
+    plan = data.get("plan") or {}
+    if set(plan) - {"planner", "reflect_rounds"}:
+        raise InputError(f"preset {name!r}: [plan] takes only 'planner' and 'reflect_rounds'")
+    planner = plan.get("planner", "none")
+    if planner not in PLANNERS:
+        raise InputError(f"preset {name!r}: plan.planner must be one of {', '.join(PLANNERS)}")
+    rounds = plan.get("reflect_rounds", 0)
+    if not isinstance(rounds, int) or not 0 <= rounds <= 5:
+        raise InputError(f"preset {name!r}: plan.reflect_rounds must be an integer from 0 to 5")
+    gate_data = data.get("gate") or {}
+    if set(gate_data) - {"min_score", "min_cosine"}:
+        raise InputError(f"preset {name!r}: [gate] takes only 'min_score' and 'min_cosine'")
+    for key, value in gate_data.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise InputError(f"preset {name!r}: gate.{key} must be a number")
+    gate = GateConfig(**{k: float(v) for k, v in gate_data.items()})
     return Preset(name=name, description=str(data.get("description", "")), channels=channels,
-                  fusion=method, rrf_k=rrf_k, normalization=normalization)
+                  fusion=method, rrf_k=rrf_k, normalization=normalization, planner=planner,
+                  reflect_rounds=rounds, gate=gate)
 
 
 _cache: dict[str, Preset] = {}

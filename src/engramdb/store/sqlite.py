@@ -325,13 +325,14 @@ class SQLiteStore:
             return index.search(np.asarray(vector, dtype=np.float32), k, mask)
 
     def symbolic(self, query: str, terms: Sequence[str], k: int, namespace: str | None,
-                 filters: Filters) -> list[tuple[int, float]]:
+                 filters: Filters, names: Sequence[tuple[str, str]] | None = None) -> list[tuple[int, float]]:
         """Entries tagged with people/entities/places the query names, most names first.
 
         Ties are broken by BM25 of the query inside that set, then by the most recently added.
         Tag lookups are index range scans; filters use the same admit-mask as the lexical channel.
         """
-        names = self.gazetteer.match(self, namespace, query)
+        if names is None:  # no plan: the names the query mentions
+            names = self.gazetteer.match(self, namespace, query)
         if not names:
             return []
         conn = self._reader()
