@@ -185,3 +185,11 @@ def test_chinese_dialogue_is_restated_in_chinese(mem: Memory) -> None:
     assert "小王问“小王带羽绒服了吗？”，小王回答“是的，带了一件羽绒服。”" not in facts
     assert "小李问“小王带羽绒服了吗？”，小王回答“是的，带了一件羽绒服。”" in facts
     assert facts["小李说：2023年6月公司要在杭州开年会。"].location == "杭州"
+
+
+def test_reference_time_ignores_facts_about_the_future(mem: Memory) -> None:
+    mem.add_conversation([("Priya", "Next month I want to plan a trip to Kyoto.")], session_id="s",
+                         session_time="2024-04-20T10:00:00")
+    fact = mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))[0]
+    assert fact.timestamp == "2024-05-01T00:00:00+00:00"  # the event lies after the conversation
+    assert mem.reference_time() == (datetime(2024, 4, 20, 10, 0, tzinfo=timezone.utc), "newest entry")

@@ -201,19 +201,21 @@ def _render_hit(rank: int, hit: dict[str, Any]) -> str:
               help="Keep only the best entry per document/path/session.")
 @click.option("--now", default=None,
               help="Reference time for 'last week', '上周'... (ISO 8601; default: the newest entry's time).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (see docs/CLI.md).")
-@click.option("--explain", is_flag=True, help="Show the per-stage trace.")
+@click.option("--planner", type=click.Choice(["none", "rules", "llm"]), default=None,
+              help="How the question is read (default: the preset's): as typed, by rules, or by an LLM.")
+@click.option("--no-reflect", is_flag=True, help="Skip the preset's LLM reflection rounds for this query.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output with the trace (see docs/CLI.md).")
+@click.option("--explain", is_flag=True, help="Show the per-stage trace as a tree, with each stage's candidates.")
 @click.pass_context
 def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], preset: str, group_by: str | None,
-           now: str | None, as_json: bool, explain: bool) -> None:
+           now: str | None, planner: str | None, no_reflect: bool, as_json: bool, explain: bool) -> None:
     """Search the store; each hit shows its fused score and every channel that found it."""
     parsed = Filters.parse_cli(filters)
     with _memory(ctx, must_exist=True) as mem:
-        result = mem.search(query, k=k, filters=parsed, preset=preset, group_by=group_by, now=now)
+        result = mem.search(query, k=k, filters=parsed, preset=preset, group_by=group_by, now=now, planner=planner,
+                            reflect=not no_reflect, explain=explain)
     data = result.to_dict()
     if as_json:
-        if not explain:
-            data.pop("trace")
         _print_json(data)
         return
     if not data["hits"]:
@@ -233,13 +235,30 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
     for stage in trace.get("stages", []):
         node = tree.add(f"[bold]{stage['stage']}[/] {stage.get('ms', 0):.2f} ms")
         for key, value in stage.items():
-            if key in ("stage", "ms", "channels") or value in (None, {}, []):
+            if key in ("stage", "ms", "channels", "candidates", "plan") or value in (None, {}, []):
                 continue
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             node.add(f"{key}: {text}", highlight=False)
+        plan = stage.get("plan")
+        if plan:
+            shown = {k: v for k, v in plan.items() if k not in ("query", "time_start", "time_end", "planner") and v}
+            for key, value in shown.items():
+                node.add(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}",
+                         highlight=False)
+        candidates = stage.get("candidates") or []
+        if candidates:
+            branch = node.add(f"candidates (top {len(candidates)})")
+            for c in candidates[:10]:
+                scores = ", ".join(f"{n} #{v['rank']} {v['score']:.3f}" for n, v in c["channels"].items())
+                branch.add(f"{c['id']} {c['score']:.4f}  {scores}", highlight=False)
         for name, channel in (stage.get("channels") or {}).items():
-            node.add(f"{name}: {channel['n']} candidates (k={channel['k']}) in {channel['ms']:.2f} ms, "
+            queries = f", {channel['queries']} queries" if channel.get("queries", 1) > 1 else ""
+            node.add(f"{name}: {channel['n']} candidates (k={channel['k']}{queries}) in {channel['ms']:.2f} ms, "
                      f"top score {channel['top_score']}", highlight=False)
+    for call in trace.get("llm_calls", []):
+        tree.add(f"llm {call.get('purpose')}: {call.get('prompt_tokens')} + {call.get('completion_tokens')} tokens, "
+                 f"{call.get('latency_ms')} ms{'' if call.get('ok') else ' FAILED: ' + str(call.get('error'))}",
+                 highlight=False)
     return tree
 
 

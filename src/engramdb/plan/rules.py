@@ -35,7 +35,7 @@ _INTENT_CUES: list[tuple[str, re.Pattern[str]]] = [
 ]
 _QUESTION_WORDS = {"what", "when", "where", "who", "whom", "whose", "which", "why", "how", "did", "does", "do",
                    "is", "are", "was", "were", "has", "have", "had", "can", "could", "would", "should", "will",
-                   "many", "much", "often", "long"}
+                   "many", "much", "often", "long", "times"}
 _CHOICE_RE = re.compile(r"\b(?:or|more|less|than)\b|还是|更")
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.:/-]\d+)*|[\u3400-\u9fff]+")
 

@@ -393,15 +393,18 @@ class SQLiteStore:
         return [(int(rowids[i]), float(share[i])) for i in order]
 
     def newest_timestamp(self, namespace: str | None) -> str | None:
-        """The latest entry time in the namespace: the default "now" for relative questions."""
-        if namespace is None:
-            row = self._reader().execute("SELECT timestamp FROM entries WHERE ts = (SELECT max(ts) FROM entries)")
-        else:
-            row = self._reader().execute(
-                "SELECT timestamp FROM entries WHERE namespace = ? AND ts = "
-                "(SELECT max(ts) FROM entries WHERE namespace = ?)", (namespace, namespace))
-        found = row.fetchone()
-        return found[0] if found else None
+        """The latest time anything was said or written in the namespace: the default "now" for
+        relative questions. Facts are only used when there is nothing else, because a fact's
+        time is its event's, which may lie in the future ("next month")."""
+        scope, params = ("namespace = ? AND ", [namespace]) if namespace is not None else ("", [])
+        conn = self._reader()
+        for kinds in ("kind != 'fact' AND ", ""):
+            row = conn.execute(f"SELECT max(ts) FROM entries WHERE {scope}{kinds}ts IS NOT NULL", params).fetchone()
+            if row and row[0] is not None:
+                found = conn.execute(f"SELECT timestamp FROM entries WHERE {scope}ts = ? LIMIT 1",
+                                     params + [row[0]]).fetchone()
+                return found[0] if found else None
+        return None
 
     # -- vector index maintenance --------------------------------------------------------
     def _refresh_lexical(self) -> LexicalIndex:

@@ -1,0 +1,108 @@
+"""Query plans from the rule planner, and the trace of a planned search."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from engramdb import Memory
+from engramdb.plan import PlanContext, RulePlanner
+
+NOW = datetime(2023, 5, 22, 12, 0, tzinfo=timezone.utc)  # a Monday
+FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory):
+    with Memory(tmp_path_factory.mktemp("plan") / "plan.db", embedder="minilm") as mem:
+        mem.add([
+            {"text": "Caroline went to an LGBTQ support group.", "persons": ["Caroline"], "entities": ["LGBTQ"],
+             "timestamp": "2023-05-07"},
+            {"text": "Melanie painted a sunrise.", "persons": ["Melanie"], "timestamp": "2023-05-16"},
+            {"text": "小王在杭州参加了产品 XYZ 的发布会。", "persons": ["小王"], "entities": ["XYZ"],
+             "location": "杭州", "timestamp": "2023-05-17"},
+        ])
+        yield mem
+
+
+# question -> (intent, persons, entities, location, window start, window end, extra sub-query)
+PLANS = [
+    ("When did Caroline go to the LGBTQ support group?", "temporal", ["caroline"], ["lgbtq"], None, None, None,
+     "caroline go lgbtq support group"),
+    ("What did Melanie paint last week?", "temporal", ["melanie"], [], None, "2023-05-15", "2023-05-22",
+     "melanie paint"),
+    ("How many times has Melanie gone to the beach in 2023?", "enumeration", ["melanie"], [], None, "2023-01-01",
+     "2024-01-01", "melanie gone beach"),
+    ("List all the books Caroline read before 2022", "enumeration", ["caroline"], [], None, "0001-01-01",
+     "2022-01-01", "list books caroline read"),
+    ("Did Caroline or Melanie paint more in May 2023?", "comparison", ["caroline", "melanie"], [], None,
+     "2023-05-01", "2023-06-01", "caroline melanie paint"),
+    ("What is Melanie's favorite book?", "preference", ["melanie"], [], None, None, None, "melanie favorite book"),
+    ("Would Caroline pursue writing as a career?", "multi-hop", ["caroline"], [], None, None, None,
+     "caroline pursue writing career"),
+    ("Where is the support group?", "lookup", [], [], None, None, None, "support group"),
+    ("上周小王在杭州跟谁聊了产品 XYZ？", "temporal", ["小王"], ["xyz"], "杭州", "2023-05-15", "2023-05-22", None),
+    ("小王去年夏天去了哪些地方？", "enumeration", ["小王"], [], None, "2022-06-01", "2022-09-01", None),
+    ("小王什么时候去的杭州？", "temporal", ["小王"], [], "杭州", None, None, None),
+    ("2023年5月小王和Melanie谁更忙？", "comparison", ["小王", "melanie"], [], None, "2023-05-01", "2023-06-01", None),
+]
+
+
+@pytest.mark.parametrize(("question", "intent", "persons", "entities", "location", "start", "end", "core"), PLANS)
+def test_rule_plans(store: Memory, question: str, intent: str, persons: list[str], entities: list[str],
+                    location: str | None, start: str | None, end: str | None, core: str | None) -> None:
+    context = PlanContext(NOW, lambda text: store.store.gazetteer.match(store.store, "default", text))
+    plan = RulePlanner().plan(question, context)
+    assert plan.intent == intent
+    assert sorted(plan.persons) == sorted(persons) and plan.entities == entities and plan.location == location
+    assert (plan.time_start.date().isoformat() if plan.time_start else None) == start
+    assert (plan.time_end.date().isoformat() if plan.time_end else None) == end
+    assert plan.sub_queries[0] == question and len(plan.sub_queries) <= 4
+    if core:
+        assert plan.sub_queries[1] == core
+    if intent == "comparison":
+        assert len(plan.routes) == 2 and {r.persons[0] for r in plan.routes} == set(persons)
+
+
+def test_planned_search_follows_the_plan_and_explains_itself(store: Memory) -> None:
+    res = store.search("What did Melanie paint last week?", k=2, planner="rules", now=NOW, explain=True)
+    assert res.hits[0].text == "Melanie painted a sunrise."
+    stages = [s["stage"] for s in res.trace["stages"]]
+    assert stages == ["plan", "recall", "fuse", "select"]
+    plan = res.trace["stages"][0]
+    assert plan["planner"] == "rules" and plan["plan"]["intent"] == "temporal"
+    assert plan["plan"]["sub_queries"] == ["What did Melanie paint last week?", "melanie paint"]
+    recall = res.trace["stages"][1]["channels"]
+    assert recall["semantic"]["queries"] == 2 and recall["temporal"]["n"] == 2 and recall["symbolic"]["n"] == 1
+    top = res.trace["stages"][2]["candidates"][0]
+    assert top["id"] == res.hits[0].id and set(top["channels"]) >= {"semantic", "lexical", "symbolic", "temporal"}
+    assert res.trace["stages"][3]["candidates"][0]["id"] == res.hits[0].id
+    unplanned = store.search("What did Melanie paint last week?", k=2, planner="none", now=NOW)
+    assert unplanned.trace["stages"][1]["channels"]["semantic"]["queries"] == 1
+    assert "candidates" not in unplanned.trace["stages"][2]  # only with explain
+
+
+def test_nothing_passing_the_gates_retries_once_relaxed(store: Memory, tmp_path: Path) -> None:
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[channels.semantic]\nk = 10\n[channels.lexical]\nk = 10\n[fusion]\nmethod = "weighted"\n'
+                      '[plan]\nplanner = "rules"\n[gate]\nmin_score = 100.0\n')
+    res = store.search("Melanie painting", k=3, preset=str(strict))
+    stages = [(s["stage"], s.get("relaxed")) for s in res.trace["stages"]]
+    assert stages == [("plan", None), ("recall", None), ("fuse", None), ("gate", False), ("recall (retry)", None),
+                      ("fuse (retry)", None), ("gate", True), ("select", None)]
+    assert res.trace["stages"][4]["channels"]["semantic"]["queries"] == 1  # no sub-query expansion on retry
+    assert res.hits and res.hits[0].text == "Melanie painted a sunrise."
+    loose = tmp_path / "loose.toml"
+    loose.write_text(strict.read_text().replace("min_score = 100.0", "min_score = -100.0"))
+    assert [s["stage"] for s in store.search("Melanie painting", preset=str(loose)).trace["stages"]] == [
+        "plan", "recall", "fuse", "gate", "select"]
+
+
+def test_llm_planner_without_an_endpoint_falls_back_to_rules(store: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ENGRAM_LLM_BASE_URL", "OPENAI_BASE_URL", "ENGRAM_LLM_MODEL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    res = store.search("When did Caroline go to the support group?", planner="llm", now=NOW)
+    plan = res.trace["stages"][0]["plan"]
+    assert plan["planner"] == "rules" and "no LLM configured" in plan["notes"][0]
