@@ -36,6 +36,7 @@ _INTENT_CUES: list[tuple[str, re.Pattern[str]]] = [
 _QUESTION_WORDS = {"what", "when", "where", "who", "whom", "whose", "which", "why", "how", "did", "does", "do",
                    "is", "are", "was", "were", "has", "have", "had", "can", "could", "would", "should", "will",
                    "many", "much", "often", "long", "times"}
+_ZH_QUESTION_RE = re.compile(r"哪|什么|谁|多少|几|怎么|为什么|是否|吗")
 _CHOICE_RE = re.compile(r"\b(?:or|more|less|than)\b|还是|更")
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.:/-]\d+)*|[\u3400-\u9fff]+")
 
@@ -50,7 +51,8 @@ def _keywords(text: str) -> list[str]:
         if re.fullmatch(r"[\u3400-\u9fff]+", lower):
             from ..text.tokenize import _cjk_terms
 
-            out.extend(w for w in _cjk_terms(lower) if w not in STOPWORDS_ZH and len(w) > 1)
+            out.extend(w for w in _cjk_terms(lower)
+                       if w not in STOPWORDS_ZH and len(w) > 1 and not _ZH_QUESTION_RE.search(w))
         elif lower and lower not in STOPWORDS_EN and lower not in _QUESTION_WORDS and len(lower) > 1:
             out.append(lower)
     return list(dict.fromkeys(out))
@@ -68,6 +70,12 @@ class RulePlanner:
     """Plans from cue words, the gazetteer and the time parser; never calls a model."""
 
     name = "rules"
+
+    def __init__(self, core_query_intents: tuple[str, ...] = ("enumeration",)) -> None:
+        # Most questions are answered by one statement that the question itself matches best;
+        # the bare-keyword variant helps where the evidence is spread over many statements
+        # ("how many times...", "what activities..."). Measured on LoCoMo, docs/BENCHMARKS.md.
+        self.core_query_intents = core_query_intents
 
     def plan(self, query: str, context: PlanContext) -> QueryPlan:
         windows = find_time_windows(query, context.now) if context.now is not None else []
@@ -93,7 +101,8 @@ class RulePlanner:
         # The bare content ("Caroline LGBTQ support group") matches statements better than a
         # question does when the question word or the date carries no content.
         core = " ".join(keywords)
-        if len(keywords) >= 2 and core.lower() != normalize(query).strip(" ?？"):
+        if len(keywords) >= 2 and core.lower() != normalize(query).strip(" ?？") \
+                and intent in self.core_query_intents:
             sub_queries.append(core)
         if intent == "comparison" and len(persons + entities) >= 2:
             for name in (persons + entities)[: MAX_SUB_QUERIES - len(sub_queries)]:

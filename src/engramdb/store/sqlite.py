@@ -392,6 +392,27 @@ class SQLiteStore:
         order = np.lexsort((-begin, -lexical, -share))[:k]
         return [(int(rowids[i]), float(share[i])) for i in order]
 
+    def dated(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
+        """Entries that state when their event happened (a period, e.g. a fact restating
+        "yesterday"), ranked by BM25 of the query among them: for "when" questions that name
+        no time of their own."""
+        if not terms:
+            return []
+        where, params = self._where(namespace, filters)
+        rowids = np.array([r for (r,) in self._reader().execute(
+            f"SELECT e.rowid FROM entries e WHERE {where} AND e.ts_end IS NOT NULL", params)], dtype=np.int64)
+        if len(rowids) == 0:
+            return []
+        index = self._refresh_lexical()
+        with index.lock:
+            positions = np.fromiter((index.rows.pos.get(int(r), -1) for r in rowids), dtype=np.int64,
+                                    count=len(rowids))
+            known = positions >= 0
+            rowids, positions = rowids[known], positions[known]
+            scores = index.score_positions(list(terms), positions) if len(positions) else np.zeros(0)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [(int(rowids[i]), float(scores[i])) for i in order if scores[i] > 0]
+
     def newest_timestamp(self, namespace: str | None) -> str | None:
         """The latest time anything was said or written in the namespace: the default "now" for
         relative questions. Facts are only used when there is nothing else, because a fact's
