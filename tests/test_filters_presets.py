@@ -35,6 +35,8 @@ def test_shipped_presets_load():
     default = load_preset("default")
     assert set(default.channels) == {"semantic", "lexical", "symbolic", "temporal"} and default.fusion == "weighted"
     assert set(load_preset("lexical").channels) == {"lexical"}
+    assert default.planner == "rules" and load_preset("unplanned").planner == "none"
+    assert load_preset("unplanned").channels == default.channels and not default.gate.active
 
 
 @pytest.mark.parametrize("text, message", [
@@ -46,6 +48,11 @@ def test_shipped_presets_load():
     ("description = 'x'", "at least one channel"),
     ("[channels.lexical]\nk = 5\n[fusion]\nmethod = 'borda'", "fusion.method"),
     ("[channels.lexical]\nk = 5\n[extras]\nx = 1", "unknown section"),
+    ("[channels.lexical]\nk = 5\n[plan]\nplanner = 'oracle'", "plan.planner must be one of none, rules, llm"),
+    ("[channels.lexical]\nk = 5\n[plan]\nreflect_rounds = 9", "reflect_rounds must be an integer from 0 to 5"),
+    ("[channels.lexical]\nk = 5\n[plan]\ndepth = 2", r"\[plan\] takes only"),
+    ("[channels.lexical]\nk = 5\n[gate]\nmin_score = 'high'", "gate.min_score must be a number"),
+    ("[channels.lexical]\nk = 5\n[gate]\nfloor = 0.5", r"\[gate\] takes only"),
 ])
 def test_malformed_user_preset_gets_a_clear_error(tmp_path: Path, text: str, message: str):
     path = tmp_path / "mine.toml"

@@ -65,8 +65,6 @@ class Preset:
     normalization: str = "zscore"
     planner: str = "none"
     reflect_rounds: int = 0
-    spread_per_session: int = 0
-    spread_intents: tuple[str, ...] = ("enumeration", "multi-hop")
     gate: GateConfig = field(default_factory=GateConfig)
 
 
@@ -115,15 +113,8 @@ def parse_preset(name: str, text: str) -> Preset:
     if normalization not in NORMALIZATIONS:
         raise InputError(f"preset {name!r}: fusion.normalization must be one of {', '.join(NORMALIZATIONS)}")
     plan = data.get("plan") or {}
-    plan_keys = {"planner", "reflect_rounds", "spread_per_session", "spread_intents"}
-    if set(plan) - plan_keys:
-        raise InputError(f"preset {name!r}: [plan] takes only {', '.join(sorted(plan_keys))}")
-    spread = plan.get("spread_per_session", 0)
-    if not isinstance(spread, int) or spread < 0:
-        raise InputError(f"preset {name!r}: plan.spread_per_session must be an integer >= 0")
-    spread_intents = plan.get("spread_intents", ["enumeration", "multi-hop"])
-    if not isinstance(spread_intents, list) or not all(isinstance(i, str) for i in spread_intents):
-        raise InputError(f"preset {name!r}: plan.spread_intents must be a list of intents")
+    if set(plan) - {"planner", "reflect_rounds"}:
+        raise InputError(f"preset {name!r}: [plan] takes only 'planner' and 'reflect_rounds'")
     planner = plan.get("planner", "none")
     if planner not in PLANNERS:
         raise InputError(f"preset {name!r}: plan.planner must be one of {', '.join(PLANNERS)}")
@@ -139,7 +130,7 @@ def parse_preset(name: str, text: str) -> Preset:
     gate = GateConfig(**{k: float(v) for k, v in gate_data.items()})
     return Preset(name=name, description=str(data.get("description", "")), channels=channels,
                   fusion=method, rrf_k=rrf_k, normalization=normalization, planner=planner,
-                  reflect_rounds=rounds, spread_per_session=spread, spread_intents=tuple(spread_intents), gate=gate)
+                  reflect_rounds=rounds, gate=gate)
 
 
 _cache: dict[str, Preset] = {}

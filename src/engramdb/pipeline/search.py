@@ -149,10 +149,7 @@ class SearchPipeline:
             fused = self._gate(fused, preset, trace, relaxed=True)
 
         with trace.stage("select", k=k, group_by=group_by) as rec:
-            spread = preset.spread_per_session if plan.intent in preset.spread_intents else 0
-            if spread:
-                rec["per_session"] = spread
-            selected = self._select(fused, k, group_by, spread)
+            selected = self._select(fused, k, group_by)
             rec["n"] = len(selected)
             if explain:
                 rec["candidates"] = self._describe(selected)
@@ -169,7 +166,7 @@ class SearchPipeline:
             more = self._retrieve(gap_plan, preset, namespace, filters, trace, explain, label=f" (gap {round_ + 1})")
             with trace.stage("select", k=k, group_by=group_by, round=round_ + 1) as rec:
                 fused = _merge_candidates(fused, more)
-                selected = self._select(fused, k, group_by, spread)
+                selected = self._select(fused, k, group_by)
                 rec["n"] = len(selected)
 
         out = trace.to_dict()
@@ -199,29 +196,14 @@ class SearchPipeline:
                         "channels": {n: {"rank": cs.rank, "score": round(cs.score, 6)} for n, cs in c.channels.items()}})
         return out
 
-    def _select(self, fused: list[Candidate], k: int, group_by: str | None,
-                per_session: int = 0) -> list[Candidate]:
-        """Attach entries to the best candidates; with grouping, fetch more until k groups fill.
-
-        ``per_session`` > 0 spreads the top k over sessions: within the best 3k, at most that
-        many entries of one session come before the others (questions asking for "all" or for
-        several pieces of evidence are answered across a conversation, not in one session).
-        """
+    def _select(self, fused: list[Candidate], k: int, group_by: str | None) -> list[Candidate]:
+        """Attach entries to the best candidates; with grouping, fetch more until k groups fill."""
         if group_by is None:
-            top = fused[: k * 3] if per_session else fused[:k]
+            top = fused[:k]
             entries = self.store.fetch([c.rowid for c in top])
             for c in top:
                 c.entry = entries.get(c.rowid)
-            top = [c for c in top if c.entry is not None]
-            if per_session:
-                seen: dict[str, int] = {}
-                first, later = [], []
-                for c in top:
-                    session = c.entry.source.session_id  # type: ignore[union-attr]
-                    seen[session or ""] = seen.get(session or "", 0) + 1
-                    (first if session is None or seen[session] <= per_session else later).append(c)
-                top = first + later
-            return top[:k]
+            return [c for c in top if c.entry is not None]
         window = max(k * 4, 20)
         start = 0
         chosen: list[Candidate] = []
