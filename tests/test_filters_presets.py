@@ -33,10 +33,12 @@ def test_shipped_presets_load():
     assert PRESET_NAMES[0] == "default"
     assert {"default", "semantic", "lexical", "symbolic"} <= set(PRESET_NAMES)
     default = load_preset("default")
-    assert set(default.channels) == {"semantic", "lexical", "symbolic", "temporal"} and default.fusion == "weighted"
+    assert set(default.channels) == {"semantic", "lexical", "symbolic", "temporal", "dated"}
+    assert default.fusion == "weighted"
     assert set(load_preset("lexical").channels) == {"lexical"}
     assert default.planner == "rules" and load_preset("unplanned").planner == "none"
-    assert load_preset("unplanned").channels == default.channels and not default.gate.active
+    unplanned = load_preset("unplanned").channels
+    assert unplanned == {k: v for k, v in default.channels.items() if k != "dated"} and not default.gate.active
 
 
 @pytest.mark.parametrize("text, message", [

@@ -153,3 +153,16 @@ def test_llm_plan_and_reflection_rounds_through_search(store: Memory, tmp_path: 
         quiet = store.search("support group", preset=str(preset), reflect=False)
         store.llm = None
     assert "reflect" not in [s["stage"] for s in quiet.trace["stages"]]
+
+
+def test_when_questions_recall_entries_that_state_their_time(mem: Memory) -> None:
+    mem.import_path(FIXTURES / "turns.jsonl")
+    res = mem.search("When did Caroline adopt the puppy?", k=3, planner="rules", explain=True)
+    channels = res.trace["stages"][1]["channels"]
+    assert res.trace["stages"][0]["plan"]["intent"] == "temporal" and "temporal" not in channels
+    dated = [c for c in res.trace["stages"][2]["candidates"] if "dated" in c["channels"]]
+    assert channels["dated"]["n"] == len(dated) >= 1
+    dated_hits = [h for h in res.hits if "dated" in h.channels]
+    assert dated_hits and all(h.entry.timestamp_end for h in dated_hits)  # only entries with an event period
+    assert dated_hits[0].text == "On 3 June 2023 Caroline adopted a puppy named Oscar."
+    assert "dated" not in mem.search("When did Caroline adopt the puppy?", planner="none").trace["stages"][1]["channels"]

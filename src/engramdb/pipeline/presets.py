@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InputError
 
-CHANNELS = ("semantic", "lexical", "symbolic", "temporal")
+CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated")
 FUSION_METHODS = ("rrf", "weighted")
 NORMALIZATIONS = ("zscore", "minmax", "none")
 

@@ -58,7 +58,7 @@ class SearchPipeline:
                 span = (plan.time_start.timestamp(), plan.time_end.timestamp())  # type: ignore[union-attr]
                 jobs[name] = lambda k=conf.k, span=span: self.store.temporal(span[0], span[1], terms, k,
                                                                             namespace, filters)
-            elif name == "temporal" and plan.intent == "temporal" and plan.planner != "none":
+            elif name == "dated" and plan.intent == "temporal" and not plan.has_window:
                 # "When did ...?" names no time but asks for one: entries that state their
                 # event's time are the ones that can answer it.
                 jobs[name] = lambda k=conf.k: self.store.dated(terms, k, namespace, filters)
