@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
-from ..model import Entry, Source
+from ..model import Entry, Source, normalize_timestamp
 
 
 @dataclass(slots=True)
@@ -61,14 +61,7 @@ class Conversation:
 
 
 def as_utc(value: str | datetime | None) -> datetime | None:
-    """A datetime in UTC from ISO text or a datetime; naive means UTC (see `normalize_timestamp`)."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if text.endswith("Z"):
-            text = text[:-1] + "+00:00"
-        value = datetime.fromisoformat(text)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+    """A datetime in UTC from ISO text or a datetime, by the store's timezone rule (naive means
+    UTC; see `normalize_timestamp`). Raises ValueError for text that is not ISO 8601."""
+    normalized = normalize_timestamp(value)
+    return datetime.fromisoformat(normalized) if normalized else None
