@@ -21,7 +21,7 @@ def store(tmp_path_factory: pytest.TempPathFactory):
             {"text": "Caroline went to an LGBTQ support group.", "persons": ["Caroline"], "entities": ["LGBTQ"],
              "timestamp": "2023-05-07"},
             {"text": "Melanie painted a sunrise.", "persons": ["Melanie"], "timestamp": "2023-05-16"},
-            {"text": "小王在杭州参加了产品 XYZ 的发布会。", "persons": ["小王"], "entities": ["XYZ"],
+            {"text": "小王在杭州参加了产品 XYZ 的发布会。", "persons": ["小王"], "entities": ["产品 XYZ"],
              "location": "杭州", "timestamp": "2023-05-17"},
         ])
         yield mem
@@ -41,7 +41,7 @@ PLANS = [
     ("What is Melanie's favorite book?", "preference", ["melanie"], [], None, None, None, None),
     ("Would Caroline pursue writing as a career?", "multi-hop", ["caroline"], [], None, None, None, None),
     ("Where is the support group?", "lookup", [], [], None, None, None, None),
-    ("上周小王在杭州跟谁聊了产品 XYZ？", "temporal", ["小王"], ["xyz"], "杭州", "2023-05-15", "2023-05-22", None),
+    ("上周小王在杭州跟谁聊了产品 XYZ？", "temporal", ["小王"], ["产品 xyz"], "杭州", "2023-05-15", "2023-05-22", None),
     ("小王去年夏天去了哪些地方？", "enumeration", ["小王"], [], None, "2022-06-01", "2022-09-01", "小王 地方"),
     ("小王什么时候去的杭州？", "temporal", ["小王"], [], "杭州", None, None, None),
     ("2023年5月小王和Melanie谁更忙？", "comparison", ["小王", "melanie"], [], None, "2023-05-01", "2023-06-01", None),

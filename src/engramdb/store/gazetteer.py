@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sqlite import SQLiteStore
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_MIXED = re.compile(r"[^\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'._\-]*")
 _FIELDS = ("person", "entity", "location")
 _MAX_WORDS = 5
@@ -26,6 +27,9 @@ class Gazetteer:
         self._lock = threading.Lock()
         self._seq = -1
         self._names: dict[str | None, dict[str, list[tuple[str, str]]]] = {}
+        # Names mixing CJK with other characters ("产品 xyz", "iphone 15 pro max"): the word and
+        # CJK-run n-grams below cannot cut them out of a query, so they are found by substring.
+        self._mixed: dict[str | None, list[str]] = {}
 
     def _sync(self, store: "SQLiteStore") -> None:
         conn = store._reader()
@@ -36,6 +40,7 @@ class Gazetteer:
             if seq == self._seq:
                 return
             self._names = {}
+            self._mixed = {}
             self._seq = seq
 
     def names(self, store: "SQLiteStore", namespace: str | None) -> dict[str, list[tuple[str, str]]]:
@@ -55,6 +60,7 @@ class Gazetteer:
         table: dict[str, list[tuple[str, str]]] = {}
         for field, value in store._reader().execute(sql, params):
             table.setdefault(value, []).append((field, value))
+        self._mixed[namespace] = [name for name in table if _CJK_RUN.search(name) and _MIXED.search(name)]
         self._names[namespace] = table
         return table
 
@@ -70,6 +76,10 @@ class Gazetteer:
         for size in range(1, _MAX_WORDS + 1):
             for start in range(0, len(words) - size + 1):
                 for pair in table.get(" ".join(words[start : start + size]), ()):
+                    found[pair] = None
+        for name in self._mixed.get(namespace, ()):
+            if name in text:
+                for pair in table[name]:
                     found[pair] = None
         for run in _CJK_RUN.findall(text):
             for size in range(2, min(len(run), 8) + 1):
