@@ -58,3 +58,51 @@ def test_scores_do_not_depend_on_k(mem):
         small = mem.search("tea or coffee", k=3, preset=preset)
         large = mem.search("tea or coffee", k=15, preset=preset)
         assert [(h.id, h.score) for h in small] == [(h.id, h.score) for h in large][:3]
+
+
+def test_union_keeps_channel_order_and_first_occurrence():
+    from engramdb.pipeline.fuse import union
+
+    results = {"lexical": [(3, 9.0), (1, 2.0)], "semantic": [(1, 0.9), (2, 0.8), (4, 0.1)], "symbolic": [(5, 1.0)]}
+    fused = union(results, ["semantic", "lexical", "symbolic"])
+    # semantic first: 1, 2, 4; then lexical's new row 3; then symbolic's 5.
+    assert [c.rowid for c in fused] == [1, 2, 4, 3, 5]
+    assert [round(c.score, 6) for c in fused] == [1.0, 0.5, round(1 / 3, 6), 0.25, 0.2]
+    assert fused[0].channels["lexical"].rank == 2  # evidence of every channel is kept
+
+
+def test_max_score_puts_keyword_hits_at_one():
+    from engramdb.pipeline.fuse import max_score
+
+    results = {"semantic": [(1, 0.95), (2, 0.6), (3, 0.4)], "lexical": [(3, 7.5), (4, 0.2)]}
+    fused = max_score(results)
+    # 3 and 4 are keyword hits (1.0); ties break on the best rank: 3 is lexical #1, 4 lexical #2.
+    assert [(c.rowid, round(c.score, 6)) for c in fused] == [(3, 1.0), (4, 1.0), (1, 0.95), (2, 0.6)]
+
+
+def test_route_fusion_by_hand():
+    from engramdb.pipeline.fuse import route
+
+    results = {"semantic": [(1, 0.9), (2, 0.7), (3, 0.5)], "lexical": [(2, 8.0), (4, 4.0)]}
+    fused = route(results, k=60)
+    # min-max: semantic 1 -> 1, 2 -> 0.5, 3 -> 0; lexical 2 -> 1, 4 -> 0.
+    # RRF sums: 1: 1/61; 2: 1/62 + 1/61 (the max); 3: 1/63; 4: 1/62.
+    top = 1 / 62 + 1 / 61
+    expected = {
+        1: 0.82 * 1.0 + 0.18 * (1 / 61) / top,
+        2: 0.82 * 1.0 + 0.18 * 1.0,
+        3: 0.82 * 0.0 + 0.18 * (1 / 63) / top,
+        4: 0.82 * 0.0 + 0.18 * (1 / 62) / top,
+    }
+    assert {c.rowid: c.score for c in fused} == pytest.approx(expected)
+    assert [c.rowid for c in fused] == [2, 1, 4, 3]
+
+
+@pytest.mark.parametrize("method", ["union", "max", "route"])
+def test_new_fusion_methods_run_end_to_end(mem, tmp_path, method):
+    mem.add(["tea with lemon", "green tea in Kyoto", "coffee beans", "a tea ceremony"])
+    preset = tmp_path / f"{method}.toml"
+    preset.write_text(f'[channels.semantic]\nk = 5\n[channels.lexical]\nk = 5\n[fusion]\nmethod = "{method}"\n')
+    res = mem.search("tea", k=3, preset=str(preset))
+    assert len(res.hits) == 3 and all("tea" in h.text for h in res.hits)
+    assert res.trace["stages"][2]["method"] == method

@@ -89,3 +89,67 @@ def weighted(
         fused.values(),
         key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid),
     )
+
+
+def _candidates(channel_results: dict[str, list[tuple[int, float]]]) -> dict[int, Candidate]:
+    """Every row any channel found, each with every channel's 1-based rank and raw score."""
+    fused: dict[int, Candidate] = {}
+    for channel, results in channel_results.items():
+        for rank, (rowid, raw) in enumerate(results, start=1):
+            fused.setdefault(rowid, Candidate(rowid=rowid)).channels[channel] = ChannelScore(rank=rank, score=raw)
+    return fused
+
+
+def _ordered(fused: dict[int, Candidate]) -> list[Candidate]:
+    return sorted(fused.values(), key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid))
+
+
+def union(channel_results: dict[str, list[tuple[int, float]]], order: list[str]) -> list[Candidate]:
+    """SimpleMem's merge: the channels' lists concatenated in `order`, first occurrence kept.
+
+    No score is combined; a candidate's score is ``1 / position`` in that list, so the order
+    is exactly SimpleMem's and does not depend on k.
+    """
+    fused = _candidates(channel_results)
+    position = 0
+    seen: set[int] = set()
+    for channel in [c for c in order if c in channel_results] + [c for c in channel_results if c not in order]:
+        for rowid, _ in channel_results[channel]:
+            if rowid not in seen:
+                seen.add(rowid)
+                position += 1
+                fused[rowid].score = 1.0 / position
+    return _ordered(fused)
+
+
+def max_score(channel_results: dict[str, list[tuple[int, float]]], fixed: tuple[str, ...] = ("lexical", "substring"),
+              ) -> list[Candidate]:
+    """PingHybridSearch: a keyword hit scores 1.0, a vector hit its cosine; each row keeps its best.
+
+    Kept as the design had it, keyword-first: any keyword hit outranks every vector-only hit.
+    """
+    fused = _candidates(channel_results)
+    for cand in fused.values():
+        cand.score = max(1.0 if name in fixed else cs.score for name, cs in cand.channels.items())
+    return _ordered(fused)
+
+
+def route(channel_results: dict[str, list[tuple[int, float]]], best_weight: float = 0.82, k: int = 60,
+          ) -> list[Candidate]:
+    """LycheeMem's route fusion: ``0.82 · best + 0.18 · RRF / max RRF``.
+
+    ``best`` is the row's best min-max-normalised score over the routes (channels) that found
+    it; the RRF part is ``Σ 1 / (k + rank)`` divided by the largest such sum, so both parts lie
+    in [0, 1].
+    """
+    fused = _candidates(channel_results)
+    normalized: dict[str, dict[int, float]] = {}
+    for channel, results in channel_results.items():
+        values = _normalize([raw for _, raw in results], "minmax")
+        normalized[channel] = {rowid: v for (rowid, _), v in zip(results, values)}
+    rrf_sums = {rowid: sum(1.0 / (k + cs.rank) for cs in c.channels.values()) for rowid, c in fused.items()}
+    top = max(rrf_sums.values(), default=1.0) or 1.0
+    for rowid, cand in fused.items():
+        best = max(normalized[name][rowid] for name in cand.channels)
+        cand.score = best_weight * best + (1 - best_weight) * rrf_sums[rowid] / top
+    return _ordered(fused)

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import InputError
 
 CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated")
-FUSION_METHODS = ("rrf", "weighted")
+FUSION_METHODS = ("rrf", "weighted", "union", "max", "route")
 NORMALIZATIONS = ("zscore", "minmax", "none")
 
 

@@ -15,7 +15,7 @@ from ..plan.base import PlanContext, Planner
 from ..plan.model import QueryPlan
 from ..plan.rules import NoPlanner
 from ..text.tokenize import query_terms
-from .fuse import rrf, weighted
+from .fuse import max_score, route, rrf, union, weighted
 from .group import collapse
 from .presets import Preset
 from .trace import Trace
@@ -88,6 +88,12 @@ class SearchPipeline:
         if preset.fusion == "weighted":
             fused = weighted(results, weights, preset.normalization)
             rec["normalization"] = preset.normalization
+        elif preset.fusion == "union":
+            fused = union(results, list(preset.channels))
+        elif preset.fusion == "max":
+            fused = max_score(results)
+        elif preset.fusion == "route":
+            fused = route(results, k=preset.rrf_k)
         else:
             fused = rrf(results, weights, preset.rrf_k)
             rec["k"] = preset.rrf_k
