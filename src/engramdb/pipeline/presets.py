@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InputError
 
-CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated")
+CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route")
 NORMALIZATIONS = ("zscore", "minmax", "none")
 

@@ -14,6 +14,7 @@ from ..store.base import Filters, Store
 from ..plan.base import PlanContext, Planner
 from ..plan.model import QueryPlan
 from ..plan.rules import NoPlanner
+from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .fuse import max_score, route, rrf, union, weighted
 from .group import collapse
@@ -58,6 +59,8 @@ class SearchPipeline:
                 span = (plan.time_start.timestamp(), plan.time_end.timestamp())  # type: ignore[union-attr]
                 jobs[name] = lambda k=conf.k, span=span: self.store.temporal(span[0], span[1], terms, k,
                                                                             namespace, filters)
+            elif name == "substring" and (patterns := exact_patterns(plan.query)):
+                jobs[name] = lambda k=conf.k, patterns=patterns: self.store.substring(patterns, k, namespace, filters)
             elif name == "dated" and plan.intent == "temporal" and not plan.has_window:
                 # "When did ...?" names no time but asks for one: entries that state their
                 # event's time are the ones that can answer it.

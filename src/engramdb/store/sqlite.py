@@ -25,6 +25,7 @@ from ..text.tokenize import analyze
 from .base import Filters
 from .gazetteer import Gazetteer
 from .lexical import LexicalIndex, RowCodes
+from . import substring as substring_channel
 from . import timeline
 from .schema import create_or_migrate
 from .vectors import VectorIndex
@@ -362,6 +363,7 @@ class SQLiteStore:
     temporal = timeline.temporal
     dated = timeline.dated
     newest_timestamp = timeline.newest_timestamp
+    substring = substring_channel.substring
 
     # -- vector index maintenance --------------------------------------------------------
     def _refresh_lexical(self) -> LexicalIndex:
