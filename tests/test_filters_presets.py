@@ -55,6 +55,8 @@ def test_shipped_presets_load():
     ("[channels.lexical]\nk = 5\n[plan]\ndepth = 2", r"\[plan\] takes only"),
     ("[channels.lexical]\nk = 5\n[gate]\nmin_score = 'high'", "gate.min_score must be a number"),
     ("[channels.lexical]\nk = 5\n[gate]\nfloor = 0.5", r"\[gate\] takes only"),
+    ("[channels.lexical]\nk = 5\n[select]\nmmr_lambda = 1.5", "mmr_lambda must be a number from 0 to 1"),
+    ("[channels.lexical]\nk = 5\n[select]\nrerank = true", r"\[select\] takes only"),
 ])
 def test_malformed_user_preset_gets_a_clear_error(tmp_path: Path, text: str, message: str):
     path = tmp_path / "mine.toml"

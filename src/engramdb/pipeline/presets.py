@@ -66,6 +66,8 @@ class Preset:
     planner: str = "none"
     reflect_rounds: int = 0
     gate: GateConfig = field(default_factory=GateConfig)
+    mmr_lambda: float | None = None
+    mmr_pool: int = 30
 
 
 def _shipped() -> dict[str, str]:
@@ -82,7 +84,7 @@ def parse_preset(name: str, text: str) -> Preset:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"preset {name!r}: invalid TOML: {exc}") from exc
-    unknown = set(data) - {"description", "channels", "fusion", "plan", "gate"}
+    unknown = set(data) - {"description", "channels", "fusion", "plan", "gate", "select"}
     if unknown:
         raise InputError(f"preset {name!r}: unknown section(s) {', '.join(sorted(unknown))}")
     channels: dict[str, ChannelConfig] = {}
@@ -128,9 +130,18 @@ def parse_preset(name: str, text: str) -> Preset:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise InputError(f"preset {name!r}: gate.{key} must be a number")
     gate = GateConfig(**{k: float(v) for k, v in gate_data.items()})
+    select = data.get("select") or {}
+    if set(select) - {"mmr_lambda", "mmr_pool"}:
+        raise InputError(f"preset {name!r}: [select] takes only 'mmr_lambda' and 'mmr_pool'")
+    lam = select.get("mmr_lambda")
+    if lam is not None and (not isinstance(lam, (int, float)) or isinstance(lam, bool) or not 0 <= lam <= 1):
+        raise InputError(f"preset {name!r}: select.mmr_lambda must be a number from 0 to 1")
+    pool = select.get("mmr_pool", 30)
+    if not isinstance(pool, int) or pool < 1:
+        raise InputError(f"preset {name!r}: select.mmr_pool must be a positive integer")
     return Preset(name=name, description=str(data.get("description", "")), channels=channels,
                   fusion=method, rrf_k=rrf_k, normalization=normalization, planner=planner,
-                  reflect_rounds=rounds, gate=gate)
+                  reflect_rounds=rounds, gate=gate, mmr_lambda=None if lam is None else float(lam), mmr_pool=pool)
 
 
 _cache: dict[str, Preset] = {}

@@ -17,6 +17,7 @@ from ..plan.rules import NoPlanner
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .fuse import max_score, route, rrf, union, weighted
+from .diversify import mmr
 from .group import collapse
 from .presets import Preset
 from .trace import Trace
@@ -158,8 +159,10 @@ class SearchPipeline:
             fused = self._gate(fused, preset, trace, relaxed=True)
 
         with trace.stage("select", k=k, group_by=group_by) as rec:
-            selected = self._select(fused, k, group_by)
+            selected = self._select(fused, k, group_by, preset)
             rec["n"] = len(selected)
+            if preset.mmr_lambda is not None:
+                rec["mmr"] = {"lambda": preset.mmr_lambda, "pool": max(k, preset.mmr_pool)}
             if explain:
                 rec["candidates"] = self._describe(selected)
 
@@ -175,7 +178,7 @@ class SearchPipeline:
             more = self._retrieve(gap_plan, preset, namespace, filters, trace, explain, label=f" (gap {round_ + 1})")
             with trace.stage("select", k=k, group_by=group_by, round=round_ + 1) as rec:
                 fused = _merge_candidates(fused, more)
-                selected = self._select(fused, k, group_by)
+                selected = self._select(fused, k, group_by, preset)
                 rec["n"] = len(selected)
 
         out = trace.to_dict()
@@ -205,14 +208,20 @@ class SearchPipeline:
                         "channels": {n: {"rank": cs.rank, "score": round(cs.score, 6)} for n, cs in c.channels.items()}})
         return out
 
-    def _select(self, fused: list[Candidate], k: int, group_by: str | None) -> list[Candidate]:
-        """Attach entries to the best candidates; with grouping, fetch more until k groups fill."""
+    def _select(self, fused: list[Candidate], k: int, group_by: str | None,
+                preset: Preset | None = None) -> list[Candidate]:
+        """Attach entries to the best candidates; with grouping, fetch more until k groups fill.
+        With MMR in the preset, the k are chosen from a deeper pool for relevance and variety."""
+        lam = preset.mmr_lambda if preset is not None else None
         if group_by is None:
-            top = fused[:k]
+            top = fused[: max(k, preset.mmr_pool)] if (lam is not None and preset) else fused[:k]
             entries = self.store.fetch([c.rowid for c in top])
             for c in top:
                 c.entry = entries.get(c.rowid)
-            return [c for c in top if c.entry is not None]
+            top = [c for c in top if c.entry is not None]
+            if lam is not None:
+                top = mmr(top, k, lam, self.store.vectors_of([c.rowid for c in top]))
+            return top[:k]
         window = max(k * 4, 20)
         start = 0
         chosen: list[Candidate] = []

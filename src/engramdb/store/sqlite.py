@@ -359,6 +359,14 @@ class SQLiteStore:
         order = np.lexsort((-rowids, -lexical, -n))[:k]
         return [(int(rowids[i]), float(n[i])) for i in order]
 
+    def vectors_of(self, rowids: Sequence[int]) -> np.ndarray:
+        """Stored vectors of `rowids` (zeros where a row has none), for diversity in selection."""
+        index = self._refresh_vectors()
+        if index is None:
+            return np.zeros((len(rowids), 1), dtype=np.float32)
+        with index.lock:
+            return index.vectors_of(list(rowids))
+
     # Time channels live in timeline.py; the methods keep the Store protocol in one place.
     temporal = timeline.temporal
     dated = timeline.dated

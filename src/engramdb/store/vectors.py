@@ -77,6 +77,15 @@ class VectorIndex:
         self.max_rowid = max(self.max_rowid, max(row[0] for row in fresh))
         return len(fresh)
 
+    def vectors_of(self, rowids: list[int]) -> np.ndarray:
+        """The stored (normalised) vectors of `rowids`, zeros for rows without one."""
+        out = np.zeros((len(rowids), self.dim), dtype=np.float32)
+        for i, rowid in enumerate(rowids):
+            position = self.rows.pos.get(rowid)
+            if position is not None:
+                out[i] = self._matrix[position]
+        return out
+
     def __len__(self) -> int:
         return len(self.rows)
 
