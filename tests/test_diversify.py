@@ -49,3 +49,28 @@ def test_mmr_preset_spreads_results(mem: Memory, tmp_path: Path) -> None:
     assert {h.entry.source.session_id for h in first} == {"s1"}
     assert {h.entry.source.session_id for h in spread} == {"s1", "s2"}
     assert spread.trace["stages"][-1]["mmr"] == {"lambda": 0.3, "pool": 10}
+
+
+def test_cap_per_document_on_crafted_candidates() -> None:
+    from engramdb.pipeline.group import cap, collapse
+
+    def chunk(rowid: int, doc: str | None) -> Candidate:
+        return Candidate(rowid=rowid, entry=Entry(text=f"c{rowid}", source=Source(doc_id=doc)).normalized("ns"))
+
+    pool = [chunk(1, "a"), chunk(2, "a"), chunk(3, "b"), chunk(4, "a"), chunk(5, None), chunk(6, "a"), chunk(7, None)]
+    assert [c.rowid for c in cap(pool, "doc", 2)] == [1, 2, 3, 5, 7]
+    assert [c.rowid for c in collapse(pool, "doc")] == [1, 3, 5, 7]
+
+
+def test_per_doc_preset_lets_other_documents_in(mem: Memory, tmp_path: Path) -> None:
+    mem.add([{"text": f"Kyoto travel tips, part {i}: temples and tea.", "source": {"doc_id": "guide"}}
+             for i in range(5)] + [{"text": "Kyoto tea houses worth a visit.", "source": {"doc_id": "blog"}}])
+    base = '[channels.semantic]\nk = 10\n[channels.lexical]\nk = 10\n[fusion]\nmethod = "weighted"\n'
+    capped = tmp_path / "capped.toml"
+    capped.write_text(base + "[select]\nper_doc = 2\n")
+    plain = tmp_path / "plain.toml"
+    plain.write_text(base)
+    docs = [h.entry.source.doc_id for h in mem.search("Kyoto travel tips temples tea", k=3, preset=str(capped))]
+    assert docs.count("guide") == 2 and "blog" in docs
+    plain_docs = [h.entry.source.doc_id for h in mem.search("Kyoto travel tips temples tea", k=3, preset=str(plain))]
+    assert plain_docs == ["guide", "guide", "guide"]

@@ -1,4 +1,4 @@
-"""Grouping: collapse several chunks of one source into its best-scoring chunk."""
+"""Grouping: collapse several chunks of one source into its best one, or cap them per source."""
 
 from __future__ import annotations
 
@@ -21,14 +21,20 @@ def group_key(entry: Entry, by: str) -> str | None:
 
 def collapse(candidates: list[Candidate], by: str) -> list[Candidate]:
     """Keep the first (best) candidate per group; entries without a group key stay as they are."""
-    seen: set[str] = set()
+    return cap(candidates, by, 1)
+
+
+def cap(candidates: list[Candidate], by: str, per_group: int) -> list[Candidate]:
+    """Keep at most `per_group` candidates per group, in order (Molore keeps 3 chunks per
+    document in its deep pool); entries without a group key are never capped."""
+    counts: dict[str, int] = {}
     out: list[Candidate] = []
     for cand in candidates:
         assert cand.entry is not None
         key = group_key(cand.entry, by)
         if key is not None:
-            if key in seen:
+            counts[key] = counts.get(key, 0) + 1
+            if counts[key] > per_group:
                 continue
-            seen.add(key)
         out.append(cand)
     return out

@@ -68,6 +68,8 @@ class Preset:
     gate: GateConfig = field(default_factory=GateConfig)
     mmr_lambda: float | None = None
     mmr_pool: int = 30
+    per_doc: int | None = None
+    pool_factor: int = 12
 
 
 def _shipped() -> dict[str, str]:
@@ -131,8 +133,13 @@ def parse_preset(name: str, text: str) -> Preset:
             raise InputError(f"preset {name!r}: gate.{key} must be a number")
     gate = GateConfig(**{k: float(v) for k, v in gate_data.items()})
     select = data.get("select") or {}
-    if set(select) - {"mmr_lambda", "mmr_pool"}:
-        raise InputError(f"preset {name!r}: [select] takes only 'mmr_lambda' and 'mmr_pool'")
+    select_keys = {"mmr_lambda", "mmr_pool", "per_doc", "pool_factor"}
+    if set(select) - select_keys:
+        raise InputError(f"preset {name!r}: [select] takes only {', '.join(sorted(select_keys))}")
+    for key in ("per_doc", "pool_factor"):
+        value = select.get(key)
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise InputError(f"preset {name!r}: select.{key} must be a positive integer")
     lam = select.get("mmr_lambda")
     if lam is not None and (not isinstance(lam, (int, float)) or isinstance(lam, bool) or not 0 <= lam <= 1):
         raise InputError(f"preset {name!r}: select.mmr_lambda must be a number from 0 to 1")
@@ -141,7 +148,8 @@ def parse_preset(name: str, text: str) -> Preset:
         raise InputError(f"preset {name!r}: select.mmr_pool must be a positive integer")
     return Preset(name=name, description=str(data.get("description", "")), channels=channels,
                   fusion=method, rrf_k=rrf_k, normalization=normalization, planner=planner,
-                  reflect_rounds=rounds, gate=gate, mmr_lambda=None if lam is None else float(lam), mmr_pool=pool)
+                  reflect_rounds=rounds, gate=gate, mmr_lambda=None if lam is None else float(lam), mmr_pool=pool,
+                  per_doc=select.get("per_doc"), pool_factor=select.get("pool_factor", 12))
 
 
 _cache: dict[str, Preset] = {}

@@ -18,7 +18,7 @@ from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .fuse import max_score, route, rrf, union, weighted
 from .diversify import mmr
-from .group import collapse
+from .group import cap, collapse
 from .presets import Preset
 from .trace import Trace
 
@@ -213,12 +213,20 @@ class SearchPipeline:
         """Attach entries to the best candidates; with grouping, fetch more until k groups fill.
         With MMR in the preset, the k are chosen from a deeper pool for relevance and variety."""
         lam = preset.mmr_lambda if preset is not None else None
+        per_doc = preset.per_doc if preset is not None else None
         if group_by is None:
-            top = fused[: max(k, preset.mmr_pool)] if (lam is not None and preset) else fused[:k]
+            depth = k
+            if per_doc and preset:
+                depth = k * preset.pool_factor  # Molore: a deep pool, capped per document
+            if lam is not None and preset:
+                depth = max(depth, preset.mmr_pool)
+            top = fused[:depth]
             entries = self.store.fetch([c.rowid for c in top])
             for c in top:
                 c.entry = entries.get(c.rowid)
             top = [c for c in top if c.entry is not None]
+            if per_doc:
+                top = cap(top, "doc", per_doc)
             if lam is not None:
                 top = mmr(top, k, lam, self.store.vectors_of([c.rowid for c in top]))
             return top[:k]
