@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .gates import GateConfig
 
 CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route")
@@ -23,33 +24,6 @@ NORMALIZATIONS = ("zscore", "minmax", "none")
 class ChannelConfig:
     k: int = 50
     weight: float = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class GateConfig:
-    """Relevance floors applied after fusion; empty (the default) lets everything through.
-
-    ``min_score`` drops fused scores below it; ``min_cosine`` drops candidates that only the
-    semantic channel found with a cosine below it (a keyword, name or time match exempts).
-    """
-
-    min_score: float | None = None
-    min_cosine: float | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.min_score is not None or self.min_cosine is not None
-
-    def apply(self, fused: list[Any]) -> list[Any]:
-        kept = []
-        for c in fused:
-            if self.min_score is not None and c.score < self.min_score:
-                continue
-            semantic = c.channels.get("semantic")
-            if self.min_cosine is not None and set(c.channels) == {"semantic"} and semantic.score < self.min_cosine:
-                continue
-            kept.append(c)
-        return kept
 
 
 PLANNERS = ("none", "rules", "llm")
@@ -125,13 +99,7 @@ def parse_preset(name: str, text: str) -> Preset:
     rounds = plan.get("reflect_rounds", 0)
     if not isinstance(rounds, int) or not 0 <= rounds <= 5:
         raise InputError(f"preset {name!r}: plan.reflect_rounds must be an integer from 0 to 5")
-    gate_data = data.get("gate") or {}
-    if set(gate_data) - {"min_score", "min_cosine"}:
-        raise InputError(f"preset {name!r}: [gate] takes only 'min_score' and 'min_cosine'")
-    for key, value in gate_data.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise InputError(f"preset {name!r}: gate.{key} must be a number")
-    gate = GateConfig(**{k: float(v) for k, v in gate_data.items()})
+    gate = _gate(name, data.get("gate") or {})
     select = data.get("select") or {}
     select_keys = {"mmr_lambda", "mmr_pool", "per_doc", "pool_factor"}
     if set(select) - select_keys:
@@ -150,6 +118,22 @@ def parse_preset(name: str, text: str) -> Preset:
                   fusion=method, rrf_k=rrf_k, normalization=normalization, planner=planner,
                   reflect_rounds=rounds, gate=gate, mmr_lambda=None if lam is None else float(lam), mmr_pool=pool,
                   per_doc=select.get("per_doc"), pool_factor=select.get("pool_factor", 12))
+
+
+def _gate(name: str, data: dict[str, Any]) -> GateConfig:
+    numbers, counts = ("min_score", "min_relative", "min_cosine"), ("min_keyword_hits", "keyword_exempt")
+    unknown = set(data) - set(numbers) - set(counts) - {"cross_lingual"}
+    if unknown:
+        raise InputError(f"preset {name!r}: [gate] takes only {', '.join(sorted([*numbers, *counts, 'cross_lingual']))}")
+    for key in numbers:
+        if key in data and (not isinstance(data[key], (int, float)) or isinstance(data[key], bool)):
+            raise InputError(f"preset {name!r}: gate.{key} must be a number")
+    for key in counts:
+        if key in data and (not isinstance(data[key], int) or isinstance(data[key], bool) or data[key] < 1):
+            raise InputError(f"preset {name!r}: gate.{key} must be a positive integer")
+    if not isinstance(data.get("cross_lingual", False), bool):
+        raise InputError(f"preset {name!r}: gate.cross_lingual must be true or false")
+    return GateConfig(**{k: (float(v) if k in numbers else v) for k, v in data.items()})
 
 
 _cache: dict[str, Preset] = {}

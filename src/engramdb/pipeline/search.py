@@ -150,13 +150,13 @@ class SearchPipeline:
             rec["filters"] = _filters_dict(filters)
 
         fused = self._retrieve(plan, preset, namespace, filters, trace, explain)
-        fused = self._gate(fused, preset, trace)
+        fused = self._gate(fused, preset, trace, query)
         if not fused and preset.gate.active:
             # CRAG-style: nothing passed the relevance gates. Retry once, gates relaxed and no
             # sub-query expansion, so a too-strict floor or a bad expansion cannot lose everything.
             simple = replace(plan, sub_queries=[plan.query], routes=[])
             fused = self._retrieve(simple, preset, namespace, filters, trace, explain, label=" (retry)")
-            fused = self._gate(fused, preset, trace, relaxed=True)
+            fused = self._gate(fused, preset, trace, query, relaxed=True)
 
         with trace.stage("select", k=k, group_by=group_by) as rec:
             selected = self._select(fused, k, group_by, preset)
@@ -188,12 +188,17 @@ class SearchPipeline:
         out["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
         return SearchResult(query=query, hits=_hits(selected), trace=out)
 
-    def _gate(self, fused: list[Candidate], preset: Preset, trace: Trace, relaxed: bool = False) -> list[Candidate]:
+    def _gate(self, fused: list[Candidate], preset: Preset, trace: Trace, query: str,
+              relaxed: bool = False) -> list[Candidate]:
         gate = preset.gate
         if not gate.active:
             return fused
         with trace.stage("gate", relaxed=relaxed) as rec:
-            kept = fused if relaxed else gate.apply(fused)
+            if not relaxed:  # coverage reads the entries' text
+                entries = self.store.fetch([c.rowid for c in fused if c.entry is None])
+                for c in fused:
+                    c.entry = c.entry or entries.get(c.rowid)
+            kept = fused if relaxed else gate.apply(fused, query)
             rec["n_in"], rec["n_out"] = len(fused), len(kept)
         return kept
 
