@@ -68,3 +68,13 @@ def test_malformed_user_preset_gets_a_clear_error(tmp_path: Path, text: str, mes
 def test_unknown_preset_name():
     with pytest.raises(InputError, match="unknown preset 'nope'"):
         load_preset("nope")
+
+
+@pytest.mark.parametrize("name", ["default", "unplanned", "rrf", "simplemem", "ping", "lychee", "molore"])
+def test_every_shipped_preset_runs_end_to_end(mem, name):
+    mem.add(["Release v2.3.1 fixed ERR_CONN_RESET.", "The staging database uses port 5433.",
+             {"text": "Caroline went to a support group.", "persons": ["Caroline"], "timestamp": "2023-05-07"},
+             "项目 XYZ 下个月开始收费。"])
+    res = mem.search("which release fixed ERR_CONN_RESET in v2.3.1?", k=2, preset=name)
+    assert res.hits and res.hits[0].text.startswith("Release v2.3.1"), name
+    assert res.trace["stages"][0]["preset"] == name
