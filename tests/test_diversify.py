@@ -43,12 +43,14 @@ def test_mmr_preset_spreads_results(mem: Memory, tmp_path: Path) -> None:
     plain = tmp_path / "plain.toml"
     plain.write_text('[channels.semantic]\nk = 10\n[channels.lexical]\nk = 10\n[fusion]\nmethod = "weighted"\n')
     diverse = tmp_path / "diverse.toml"
-    diverse.write_text(plain.read_text() + "[select]\nmmr_lambda = 0.3\nmmr_pool = 10\n")
+    diverse.write_text(plain.read_text() + "[diversify]\nmmr_lambda = 0.3\npool = 10\n")
     first = mem.search("Ann garden", k=2, preset=str(plain))
     spread = mem.search("Ann garden", k=2, preset=str(diverse))
     assert {h.entry.source.session_id for h in first} == {"s1"}
     assert {h.entry.source.session_id for h in spread} == {"s1", "s2"}
-    assert spread.trace["stages"][-1]["mmr"] == {"lambda": 0.3, "pool": 10}
+    diversify = next(s for s in spread.trace["stages"] if s["stage"] == "diversify")
+    assert diversify["mmr_lambda"] == 0.3 and diversify["pool"] == 5 and diversify["moved"] >= 1
+    assert "skipped" in next(s for s in first.trace["stages"] if s["stage"] == "diversify")
 
 
 def test_cap_per_document_on_crafted_candidates() -> None:
@@ -67,7 +69,7 @@ def test_per_doc_preset_lets_other_documents_in(mem: Memory, tmp_path: Path) -> 
              for i in range(5)] + [{"text": "Kyoto tea houses worth a visit.", "source": {"doc_id": "blog"}}])
     base = '[channels.semantic]\nk = 10\n[channels.lexical]\nk = 10\n[fusion]\nmethod = "weighted"\n'
     capped = tmp_path / "capped.toml"
-    capped.write_text(base + "[select]\nper_doc = 2\n")
+    capped.write_text(base + "[group]\nper_group = 2\n")
     plain = tmp_path / "plain.toml"
     plain.write_text(base)
     docs = [h.entry.source.doc_id for h in mem.search("Kyoto travel tips temples tea", k=3, preset=str(capped))]

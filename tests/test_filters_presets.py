@@ -55,8 +55,23 @@ def test_shipped_presets_load():
     ("[channels.lexical]\nk = 5\n[plan]\ndepth = 2", r"\[plan\] takes only"),
     ("[channels.lexical]\nk = 5\n[gate]\nmin_score = 'high'", "gate.min_score must be a number"),
     ("[channels.lexical]\nk = 5\n[gate]\nfloor = 0.5", r"\[gate\] takes only"),
-    ("[channels.lexical]\nk = 5\n[select]\nmmr_lambda = 1.5", "mmr_lambda must be a number from 0 to 1"),
-    ("[channels.lexical]\nk = 5\n[select]\nrerank = true", r"\[select\] takes only"),
+    ("[channels.lexical]\nk = 5\n[diversify]\nmmr_lambda = 1.5", "mmr_lambda must be a number from 0 to 1"),
+    ("[channels.lexical]\nk = 5\n[diversify]\nrerank = true", r"\[diversify\] takes only mmr_lambda, pool"),
+    ("[channels.lexical]\nk = 5\n[select]\nper_doc = 2", r"\[select\] was split into \[group\]"),
+    ("[channels.lexical]\nk = 5\n[group]\nper_group = 0", "group.per_group must be an integer"),
+    ("[channels.lexical]\nk = 5\n[group]\nby = 'folder'", "group.by must be one of doc, path, session"),
+    ("[channels.lexical]\nk = 5\n[rerank]\nweight = 2", "rerank.weight must be a number from 0 to 1"),
+    ("[channels.lexical]\nk = 5\n[rerank]\nmodel = ''", "rerank.model must be a path"),
+    ("[channels.lexical]\nk = 5\n[fusion]\nroute_slots = true", "route_slots needs fusion.method"),
+    ("[channels.lexical]\nk = 5\n[pipeline]\nstages = ['recall', 'sort']", "unknown stage 'sort'"),
+    ("[channels.lexical]\nk = 5\n[pipeline]\nstages = ['recall']", "must include 'fuse'"),
+    ("[channels.lexical]\nk = 5\n[pipeline]\nstages = ['recall', 'fuse', 'plan']", "'plan' must come first"),
+    ("[channels.lexical]\nk = 5\n[pipeline]\nstages = ['gate', 'recall', 'fuse']", "'gate' must come after 'fuse'"),
+    ("[channels.lexical]\nk = 5\n[pipeline]\nstages = ['recall', 'fuse', 'reflect', 'gate']", "'reflect' must come last"),
+    ("[channels.lexical]\nk = 5\n[pipeline]\nstages = ['recall', 'fuse', 'fuse']", "lists a stage twice"),
+    ("[channels.lexical]\nk = 5\n[pipeline]\nstages = 'recall'", "must be a list of stage names"),
+    ("[channels.lexical]\nk = 5\n[pipeline]\nstages = ['recall', 'fuse']\n[gate]\nmin_score = 1",
+     r"\[gate\] is configured but 'gate' is not in pipeline.stages"),
 ])
 def test_malformed_user_preset_gets_a_clear_error(tmp_path: Path, text: str, message: str):
     path = tmp_path / "mine.toml"
@@ -77,4 +92,6 @@ def test_every_shipped_preset_runs_end_to_end(mem, name):
              "项目 XYZ 下个月开始收费。"])
     res = mem.search("which release fixed ERR_CONN_RESET in v2.3.1?", k=2, preset=name)
     assert res.hits and res.hits[0].text.startswith("Release v2.3.1"), name
-    assert res.trace["stages"][0]["preset"] == name
+    preset = load_preset(name)
+    assert res.trace["preset"] == name and res.trace["stages"][0]["stage"] == preset.stages[0]
+    assert [s["stage"] for s in res.trace["stages"]] == [*preset.stages, "select"]

@@ -232,7 +232,12 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
     now = trace.get("now")
     if now:
         tree.add(f"now: {now['value']} ({now['from']})", highlight=False)
+    if trace.get("preset"):
+        tree.add(f"preset: {trace['preset']} ({' → '.join(trace.get('pipeline', []))})", highlight=False)
     for stage in trace.get("stages", []):
+        if "skipped" in stage:
+            tree.add(f"[dim]{stage['stage']} · skipped: {stage['skipped']}[/]", highlight=False)
+            continue
         node = tree.add(f"[bold]{stage['stage']}[/] {stage.get('ms', 0):.2f} ms")
         for key, value in stage.items():
             if key in ("stage", "ms", "channels", "candidates", "plan") or value in (None, {}, []):

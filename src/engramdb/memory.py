@@ -21,6 +21,7 @@ from .store.base import Filters
 from .store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .rerank import Reranker
     from .llm import LLMClient
 
 DEFAULT_DB = "engram.db"
@@ -46,6 +47,9 @@ class Memory:
     vectors of two models: asking for another raises `ModelMismatchError`.
     ``llm`` is an `engramdb.llm.LLMClient` for the optional LLM stages (fact extraction with
     ``extractor="llm"``); without one they read ``ENGRAM_LLM_*`` from the environment.
+    ``reranker`` is the cross-encoder for presets with a rerank stage: a directory with
+    ``model.onnx`` and ``tokenizer.json``, or any object with ``score(query, texts)``;
+    without one it is read from ``ENGRAM_RERANKER`` (a preset's ``[rerank] model`` wins).
     """
 
     def __init__(
@@ -57,6 +61,7 @@ class Memory:
         read_only: bool = False,
         cache_dir: str | Path | None = None,
         llm: "LLMClient | None" = None,
+        reranker: "str | Path | Reranker | None" = None,
     ) -> None:
         self.path = str(path or default_db_path())
         self.namespace = namespace
@@ -64,6 +69,7 @@ class Memory:
         self._embedder_spec = embedder
         self._cache_dir = cache_dir
         self.llm = llm
+        self._reranker = reranker
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram")
@@ -279,13 +285,26 @@ class Memory:
         chosen = load_preset(preset)
         embedder = self.embedder if "semantic" in chosen.channels else None
         plan_with, reflector = self._planning(planner or chosen.planner, chosen.reflect_rounds)
-        pipeline = SearchPipeline(self.store, embedder, self._executor, planner=plan_with, reflector=reflector)
+        pipeline = SearchPipeline(self.store, embedder, self._executor, planner=plan_with, reflector=reflector,
+                                  reranker=self._reranking(chosen))
         ns = namespace or self.namespace
         reference, origin = self.reference_time(ns, now)
         result = pipeline.run(query, k, chosen, ns, parsed, group_by=group_by, now=reference, explain=explain,
                               reflect=reflect)
         result.trace["now"] = {"value": reference.isoformat(), "from": origin}
         return result
+
+    def _reranking(self, preset: Preset) -> "Reranker | None":
+        """The cross-encoder for `preset`'s rerank stage: its own model, else Memory's, else the env."""
+        if "rerank" not in preset.stages:
+            return None
+        from .rerank import load_reranker, reranker_from_env
+
+        if preset.rerank.model:
+            return load_reranker(preset.rerank.model)
+        if isinstance(self._reranker, (str, Path)):
+            self._reranker = load_reranker(self._reranker)
+        return self._reranker if self._reranker is not None else reranker_from_env()
 
     def _planning(self, name: str, reflect_rounds: int) -> tuple[Planner, Any]:
         """The planner a preset names, and a reflector when it wants reflection and an LLM is set."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..model import Candidate, ChannelScore
 
 
@@ -50,6 +52,7 @@ def weighted(
     channel_results: dict[str, list[tuple[int, float]]],
     weights: dict[str, float],
     normalization: str = "zscore",
+    calibration: tuple[float, float] | None = None,
 ) -> list[Candidate]:
     """Weighted sum of per-channel normalised scores over the union of candidates.
 
@@ -58,6 +61,12 @@ def weighted(
     fusion), so scales become comparable; a candidate a channel did not return counts as
     that channel's lowest normalised score. The list, not the requested k, defines the
     normalisation, so scores do not change with k or page size.
+
+    With ``calibration = (a, b)`` the sum is divided by the total weight of the channels that
+    returned something — a weighted mean of per-channel z-scores, whatever number of channels
+    ran — and mapped to ``1 / (1 + exp(-(a · mean + b)))``: a fitted probability that the
+    entry is relevant (docs/PRESETS.md, "Calibrated score"). The map is monotone and the
+    divisor is the same for every candidate of a query, so the order does not change.
     """
     normalized: dict[str, dict[int, float]] = {}
     floors: dict[str, float] = {}
@@ -79,12 +88,14 @@ def weighted(
             if cand is None:
                 cand = fused[rowid] = Candidate(rowid=rowid)
             cand.channels[channel] = ChannelScore(rank=rank, score=raw)
+    active = [channel for channel in channel_results if channel_results[channel]]
+    total = sum(weights.get(channel, 1.0) for channel in active) or 1.0
     for rowid, cand in fused.items():
-        cand.score = sum(
-            weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
-            for channel in channel_results
-            if channel_results[channel]
-        )
+        cand.score = sum(weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
+                         for channel in active)
+        if calibration is not None:
+            a, b = calibration
+            cand.score = 1.0 / (1.0 + math.exp(-(a * cand.score / total + b)))
     return sorted(
         fused.values(),
         key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid),
@@ -153,3 +164,36 @@ def route(channel_results: dict[str, list[tuple[int, float]]], best_weight: floa
         best = max(normalized[name][rowid] for name in cand.channels)
         cand.score = best_weight * best + (1 - best_weight) * rrf_sums[rowid] / top
     return _ordered(fused)
+
+
+def route_slots(fused: list[Candidate], k: int) -> tuple[list[Candidate], dict[str, int]]:
+    """LycheeMem's per-route quota: each route (channel) places its best ``max(1, min(4,
+    k // routes))`` candidates in the top k before the rest fill it by fused score.
+
+    The top k are then ordered by score among themselves and everything else follows, so a
+    route the others outscore still has its say. Returns the list and how many places each
+    route's quota took that plain score order would not have given it.
+    """
+    routes = sorted({name for c in fused for name in c.channels})
+    if not routes or not fused:
+        return fused, {}
+    quota = max(1, min(4, k // len(routes)))
+    reserved: dict[int, str] = {}
+    for name in routes:
+        mine = sorted((c for c in fused if name in c.channels), key=lambda c: c.channels[name].rank)
+        for c in mine[:quota]:
+            reserved.setdefault(c.rowid, name)
+    plain_top = {c.rowid for c in fused[:k]}
+    chosen = [c for c in fused if c.rowid in reserved]
+    for c in fused:
+        if len(chosen) >= k:
+            break
+        if c.rowid not in reserved:
+            chosen.append(c)
+    chosen_ids = {c.rowid for c in chosen}
+    top = sorted(chosen, key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid))
+    promoted: dict[str, int] = {}
+    for rowid, name in reserved.items():
+        if rowid not in plain_top:
+            promoted[name] = promoted.get(name, 0) + 1
+    return top + [c for c in fused if c.rowid not in chosen_ids], promoted

@@ -11,13 +11,15 @@
 * ``cross_lingual``: an entry in another script than the question (Chinese question, English
   note) has no keyword signal by nature; it passes on its cosine alone.
 
-A search whose gates pass nothing retries once without them (see `SearchPipeline`).
+A search whose gates pass nothing retries once (CRAG-style, see `stages.GateStage`) with the
+``retry_*`` floors in place of ``min_relative``/``min_keyword_hits`` — Molore relaxes to 0.2
+and 2 — or, without them, with no gates at all.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ..model import Candidate
@@ -40,6 +42,15 @@ class GateConfig:
     min_keyword_hits: int | None = None
     keyword_exempt: int | None = None
     cross_lingual: bool = False
+    retry_min_relative: float | None = None
+    retry_min_keyword_hits: int | None = None
+
+    def relaxed(self) -> "GateConfig | None":
+        """The gates of the retry round: the ``retry_*`` floors, or None (no gates) if unset."""
+        if self.retry_min_relative is None and self.retry_min_keyword_hits is None:
+            return None
+        return replace(self, min_relative=self.retry_min_relative, min_keyword_hits=self.retry_min_keyword_hits,
+                       retry_min_relative=None, retry_min_keyword_hits=None)
 
     @property
     def active(self) -> bool:

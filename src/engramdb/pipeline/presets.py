@@ -1,7 +1,10 @@
 """Presets: named pipeline configurations stored as TOML data, not code paths.
 
-Shipped presets live in ``engramdb/pipeline/presets/*.toml``; a user passes a path to a
-TOML file of the same shape to use their own.
+A preset lists its stages in order (``[pipeline] stages``) and configures each one in its
+own section: ``[channels.<name>]`` for recall, ``[fusion]``, ``[plan]``, ``[gate]``,
+``[group]``, ``[rerank]`` and ``[diversify]``. Shipped presets live in
+``engramdb/pipeline/presets/*.toml``; a user passes a path to a TOML file of the same shape.
+The full reference is docs/PRESETS.md.
 """
 
 from __future__ import annotations
@@ -18,6 +21,11 @@ from .gates import GateConfig
 CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route")
 NORMALIZATIONS = ("zscore", "minmax", "none")
+PLANNERS = ("none", "rules", "llm")
+STAGES = ("plan", "recall", "fuse", "gate", "group", "rerank", "diversify", "reflect")
+# Stages that work on fused candidates and may come in any order between fuse and reflect.
+POST_FUSION = ("gate", "group", "rerank", "diversify")
+GROUP_KEYS = ("doc", "path", "session")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,24 +34,59 @@ class ChannelConfig:
     weight: float = 1.0
 
 
-PLANNERS = ("none", "rules", "llm")
+@dataclass(frozen=True, slots=True)
+class GroupConfig:
+    """Molore's deep pool: the best ``k · pool_factor`` candidates, at most ``per_group`` per
+    source (``by``: doc, path or session), the best ``k · keep_factor`` kept for the stages
+    after; ``dedupe`` drops entries whose text repeats a better one's."""
+
+    per_group: int | None = None
+    by: str = "doc"
+    pool_factor: int = 12
+    keep_factor: int = 4
+    dedupe: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.per_group is not None or self.dedupe
+
+
+@dataclass(frozen=True, slots=True)
+class RerankConfig:
+    """A cross-encoder over the best ``pool`` candidates. ``model`` is a directory holding
+    ``model.onnx`` and ``tokenizer.json`` (default: the ``ENGRAM_RERANKER`` variable);
+    the final score is ``weight · rerank + (1 − weight) · fused``, both min-max normalised."""
+
+    model: str | None = None
+    pool: int = 30
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class DiversifyConfig:
+    """MMR over the best ``pool`` candidates with trade-off ``mmr_lambda`` (unset: off)."""
+
+    mmr_lambda: float | None = None
+    pool: int = 30
 
 
 @dataclass(frozen=True, slots=True)
 class Preset:
     name: str
     description: str = ""
+    stages: tuple[str, ...] = STAGES
     channels: dict[str, ChannelConfig] = field(default_factory=dict)
     fusion: str = "rrf"
     rrf_k: int = 60
     normalization: str = "zscore"
+    route_slots: bool = False
+    calibration: tuple[float, float] | None = None
     planner: str = "none"
     reflect_rounds: int = 0
     gate: GateConfig = field(default_factory=GateConfig)
-    mmr_lambda: float | None = None
-    mmr_pool: int = 30
-    per_doc: int | None = None
-    pool_factor: int = 12
+    group: GroupConfig = field(default_factory=GroupConfig)
+    rerank: RerankConfig = field(default_factory=RerankConfig)
+    diversify: DiversifyConfig = field(default_factory=DiversifyConfig)
 
 
 def _shipped() -> dict[str, str]:
@@ -53,87 +96,183 @@ def _shipped() -> dict[str, str]:
 
 PRESET_NAMES: tuple[str, ...] = tuple(sorted(_shipped(), key=lambda n: (n != "default", n)))
 
+_SECTIONS = {"description", "pipeline", "channels", "fusion", "plan", "gate", "group", "rerank", "diversify"}
+
+
+class _Checker:
+    """Field validation with messages that name the preset and the field."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def fail(self, message: str) -> InputError:
+        return InputError(f"preset {self.name!r}: {message}")
+
+    def section(self, data: dict[str, Any], key: str, allowed: set[str]) -> dict[str, Any]:
+        value = data.get(key) or {}
+        if not isinstance(value, dict):
+            raise self.fail(f"[{key}] must be a table")
+        unknown = set(value) - allowed
+        if unknown:
+            raise self.fail(f"[{key}] takes only {', '.join(sorted(allowed))} (not {', '.join(sorted(unknown))})")
+        return value
+
+    def integer(self, section: str, data: dict[str, Any], key: str, default: int | None, low: int = 1,
+                high: int | None = None) -> int | None:
+        value = data.get(key, default)
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+            bound = f"from {low} to {high}" if high is not None else (">= 0" if low == 0 else "a positive integer")
+            raise self.fail(f"{section}.{key} must be an integer {bound}")
+        return value
+
+    def number(self, section: str, data: dict[str, Any], key: str, default: float | None, low: float | None = None,
+               high: float | None = None) -> float | None:
+        value = data.get(key, default)
+        if value is None:
+            return None
+        if (not isinstance(value, (int, float)) or isinstance(value, bool)
+                or (low is not None and value < low) or (high is not None and value > high)):
+            bound = f" from {low:g} to {high:g}" if low is not None and high is not None else (
+                f" >= {low:g}" if low is not None else "")
+            raise self.fail(f"{section}.{key} must be a number{bound}")
+        return float(value)
+
+    def boolean(self, section: str, data: dict[str, Any], key: str) -> bool:
+        value = data.get(key, False)
+        if not isinstance(value, bool):
+            raise self.fail(f"{section}.{key} must be true or false")
+        return value
+
+    def choice(self, section: str, data: dict[str, Any], key: str, default: str, options: tuple[str, ...]) -> str:
+        value = data.get(key, default)
+        if value not in options:
+            raise self.fail(f"{section}.{key} must be one of {', '.join(options)}")
+        return value
+
 
 def parse_preset(name: str, text: str) -> Preset:
     """Validate preset TOML; every mistake is an InputError naming the preset and the field."""
+    check = _Checker(name)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"preset {name!r}: invalid TOML: {exc}") from exc
-    unknown = set(data) - {"description", "channels", "fusion", "plan", "gate", "select"}
+        raise check.fail(f"invalid TOML: {exc}") from exc
+    if "select" in data:
+        raise check.fail("[select] was split into [group] (per_group, pool_factor) and [diversify] (mmr_lambda, pool)")
+    unknown = set(data) - _SECTIONS
     if unknown:
-        raise InputError(f"preset {name!r}: unknown section(s) {', '.join(sorted(unknown))}")
+        raise check.fail(f"unknown section(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_SECTIONS))})")
+    channels = _channels(check, data)
+    fusion = check.section(data, "fusion", {"method", "k", "normalization", "route_slots", "calibration"})
+    plan = check.section(data, "plan", {"planner", "reflect_rounds"})
+    group = check.section(data, "group", {"per_group", "by", "pool_factor", "keep_factor", "dedupe"})
+    rerank = check.section(data, "rerank", {"model", "pool", "weight"})
+    diversify = check.section(data, "diversify", {"mmr_lambda", "pool"})
+    if "model" in rerank and (not isinstance(rerank["model"], str) or not rerank["model"].strip()):
+        raise check.fail("rerank.model must be a path (a directory with model.onnx and tokenizer.json)")
+    preset = Preset(
+        name=name,
+        description=str(data.get("description", "")),
+        stages=_stages(check, data, {"gate": "gate" in data, "group": "group" in data, "rerank": "rerank" in data,
+                                     "diversify": "diversify" in data, "reflect": bool(plan.get("reflect_rounds"))}),
+        channels=channels,
+        fusion=check.choice("fusion", fusion, "method", "rrf", FUSION_METHODS),
+        rrf_k=check.integer("fusion", fusion, "k", 60, low=0) or 0,
+        normalization=check.choice("fusion", fusion, "normalization", "zscore", NORMALIZATIONS),
+        route_slots=check.boolean("fusion", fusion, "route_slots"),
+        calibration=_calibration(check, fusion),
+        planner=check.choice("plan", plan, "planner", "none", PLANNERS),
+        reflect_rounds=check.integer("plan", plan, "reflect_rounds", 0, low=0, high=5) or 0,
+        gate=_gate(check, data),
+        group=GroupConfig(per_group=check.integer("group", group, "per_group", None),
+                          by=check.choice("group", group, "by", "doc", GROUP_KEYS),
+                          pool_factor=check.integer("group", group, "pool_factor", 12) or 12,
+                          keep_factor=check.integer("group", group, "keep_factor", 4) or 4,
+                          dedupe=check.boolean("group", group, "dedupe")),
+        rerank=RerankConfig(model=rerank.get("model"), pool=check.integer("rerank", rerank, "pool", 30) or 30,
+                            weight=check.number("rerank", rerank, "weight", 1.0, 0.0, 1.0) or 0.0),
+        diversify=DiversifyConfig(mmr_lambda=check.number("diversify", diversify, "mmr_lambda", None, 0.0, 1.0),
+                                  pool=check.integer("diversify", diversify, "pool", 30) or 30),
+    )
+    if preset.route_slots and preset.fusion != "route":
+        raise check.fail("fusion.route_slots needs fusion.method = \"route\"")
+    if preset.calibration is not None and (preset.fusion != "weighted" or preset.normalization != "zscore"):
+        raise check.fail("fusion.calibration needs method = \"weighted\" with normalization = \"zscore\"")
+    return preset
+
+
+def _calibration(check: _Checker, fusion: dict[str, Any]) -> tuple[float, float] | None:
+    value = fusion.get("calibration")
+    if value is None:
+        return None
+    if (not isinstance(value, list) or len(value) != 2
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) or value[0] <= 0):
+        raise check.fail("fusion.calibration must be [a, b]: a positive slope and an intercept")
+    return float(value[0]), float(value[1])
+
+
+def _channels(check: _Checker, data: dict[str, Any]) -> dict[str, ChannelConfig]:
     channels: dict[str, ChannelConfig] = {}
-    for channel, conf in (data.get("channels") or {}).items():
+    raw = data.get("channels") or {}
+    if not isinstance(raw, dict):
+        raise check.fail("[channels] must be a table of [channels.<name>] sections")
+    for channel, conf in raw.items():
         if channel not in CHANNELS:
-            raise InputError(f"preset {name!r}: unknown channel {channel!r} (known: {', '.join(CHANNELS)})")
+            raise check.fail(f"unknown channel {channel!r} (known: {', '.join(CHANNELS)})")
         if not isinstance(conf, dict) or set(conf) - {"k", "weight"}:
-            raise InputError(f"preset {name!r}: channel {channel!r} takes only 'k' and 'weight'")
-        k, weight = conf.get("k", 50), conf.get("weight", 1.0)
-        if not isinstance(k, int) or k < 1:
-            raise InputError(f"preset {name!r}: channels.{channel}.k must be a positive integer")
-        if not isinstance(weight, (int, float)) or weight < 0:
-            raise InputError(f"preset {name!r}: channels.{channel}.weight must be a number >= 0")
-        channels[channel] = ChannelConfig(k=k, weight=float(weight))
+            raise check.fail(f"channel {channel!r} takes only 'k' and 'weight'")
+        k = check.integer(f"channels.{channel}", conf, "k", 50)
+        weight = check.number(f"channels.{channel}", conf, "weight", 1.0, low=0.0)
+        channels[channel] = ChannelConfig(k=k or 50, weight=weight if weight is not None else 1.0)
     if not channels:
-        raise InputError(f"preset {name!r}: needs at least one channel under [channels.<name>]")
-    fusion = data.get("fusion") or {}
-    method = fusion.get("method", "rrf")
-    if method not in FUSION_METHODS:
-        raise InputError(f"preset {name!r}: fusion.method must be one of {', '.join(FUSION_METHODS)}")
-    unknown_fusion = set(fusion) - {"method", "k", "normalization"}
-    if unknown_fusion:
-        raise InputError(f"preset {name!r}: unknown fusion option(s) {', '.join(sorted(unknown_fusion))}")
-    rrf_k = fusion.get("k", 60)
-    if not isinstance(rrf_k, int) or rrf_k < 0:
-        raise InputError(f"preset {name!r}: fusion.k must be an integer >= 0")
-    normalization = fusion.get("normalization", "zscore")
-    if normalization not in NORMALIZATIONS:
-        raise InputError(f"preset {name!r}: fusion.normalization must be one of {', '.join(NORMALIZATIONS)}")
-    plan = data.get("plan") or {}
-    if set(plan) - {"planner", "reflect_rounds"}:
-        raise InputError(f"preset {name!r}: [plan] takes only 'planner' and 'reflect_rounds'")
-    planner = plan.get("planner", "none")
-    if planner not in PLANNERS:
-        raise InputError(f"preset {name!r}: plan.planner must be one of {', '.join(PLANNERS)}")
-    rounds = plan.get("reflect_rounds", 0)
-    if not isinstance(rounds, int) or not 0 <= rounds <= 5:
-        raise InputError(f"preset {name!r}: plan.reflect_rounds must be an integer from 0 to 5")
-    gate = _gate(name, data.get("gate") or {})
-    select = data.get("select") or {}
-    select_keys = {"mmr_lambda", "mmr_pool", "per_doc", "pool_factor"}
-    if set(select) - select_keys:
-        raise InputError(f"preset {name!r}: [select] takes only {', '.join(sorted(select_keys))}")
-    for key in ("per_doc", "pool_factor"):
-        value = select.get(key)
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise InputError(f"preset {name!r}: select.{key} must be a positive integer")
-    lam = select.get("mmr_lambda")
-    if lam is not None and (not isinstance(lam, (int, float)) or isinstance(lam, bool) or not 0 <= lam <= 1):
-        raise InputError(f"preset {name!r}: select.mmr_lambda must be a number from 0 to 1")
-    pool = select.get("mmr_pool", 30)
-    if not isinstance(pool, int) or pool < 1:
-        raise InputError(f"preset {name!r}: select.mmr_pool must be a positive integer")
-    return Preset(name=name, description=str(data.get("description", "")), channels=channels,
-                  fusion=method, rrf_k=rrf_k, normalization=normalization, planner=planner,
-                  reflect_rounds=rounds, gate=gate, mmr_lambda=None if lam is None else float(lam), mmr_pool=pool,
-                  per_doc=select.get("per_doc"), pool_factor=select.get("pool_factor", 12))
+        raise check.fail("needs at least one channel under [channels.<name>]")
+    return channels
 
 
-def _gate(name: str, data: dict[str, Any]) -> GateConfig:
-    numbers, counts = ("min_score", "min_relative", "min_cosine"), ("min_keyword_hits", "keyword_exempt")
-    unknown = set(data) - set(numbers) - set(counts) - {"cross_lingual"}
-    if unknown:
-        raise InputError(f"preset {name!r}: [gate] takes only {', '.join(sorted([*numbers, *counts, 'cross_lingual']))}")
-    for key in numbers:
-        if key in data and (not isinstance(data[key], (int, float)) or isinstance(data[key], bool)):
-            raise InputError(f"preset {name!r}: gate.{key} must be a number")
-    for key in counts:
-        if key in data and (not isinstance(data[key], int) or isinstance(data[key], bool) or data[key] < 1):
-            raise InputError(f"preset {name!r}: gate.{key} must be a positive integer")
-    if not isinstance(data.get("cross_lingual", False), bool):
-        raise InputError(f"preset {name!r}: gate.cross_lingual must be true or false")
-    return GateConfig(**{k: (float(v) if k in numbers else v) for k, v in data.items()})
+def _stages(check: _Checker, data: dict[str, Any], configured: dict[str, bool]) -> tuple[str, ...]:
+    """The stage order: ``[pipeline] stages`` if given (validated), else the standard order."""
+    pipeline = check.section(data, "pipeline", {"stages"})
+    if "stages" not in pipeline:
+        return STAGES
+    stages = pipeline["stages"]
+    if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
+        raise check.fail("pipeline.stages must be a list of stage names")
+    for stage in stages:
+        if stage not in STAGES:
+            raise check.fail(f"unknown stage {stage!r} in pipeline.stages (known: {', '.join(STAGES)})")
+    if len(set(stages)) != len(stages):
+        raise check.fail("pipeline.stages lists a stage twice")
+    for needed in ("recall", "fuse"):
+        if needed not in stages:
+            raise check.fail(f"pipeline.stages must include {needed!r}")
+    position = {s: i for i, s in enumerate(stages)}
+    if "plan" in position and position["plan"] != 0:
+        raise check.fail("pipeline.stages: 'plan' must come first")
+    if position["fuse"] != position["recall"] + 1:
+        raise check.fail("pipeline.stages: 'fuse' must follow 'recall'")
+    if "reflect" in position and position["reflect"] != len(stages) - 1:
+        raise check.fail("pipeline.stages: 'reflect' must come last")
+    for stage in stages:
+        if stage in POST_FUSION and position[stage] < position["fuse"]:
+            raise check.fail(f"pipeline.stages: {stage!r} must come after 'fuse'")
+    for stage, present in configured.items():
+        if present and stage not in position:
+            section = "plan] reflect_rounds" if stage == "reflect" else stage + "]"
+            raise check.fail(f"[{section} is configured but {stage!r} is not in pipeline.stages")
+    return tuple(stages)
+
+
+def _gate(check: _Checker, data: dict[str, Any]) -> GateConfig:
+    numbers = ("min_score", "min_relative", "min_cosine", "retry_min_relative")
+    counts = ("min_keyword_hits", "keyword_exempt", "retry_min_keyword_hits")
+    gate = check.section(data, "gate", {*numbers, *counts, "cross_lingual"})
+    return GateConfig(
+        **{key: check.number("gate", gate, key, None) for key in numbers},
+        **{key: check.integer("gate", gate, key, None) for key in counts},
+        cross_lingual=check.boolean("gate", gate, "cross_lingual"),
+    )
 
 
 _cache: dict[str, Preset] = {}

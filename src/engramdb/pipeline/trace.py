@@ -8,21 +8,28 @@ from typing import Any, Iterator
 
 
 class Trace:
-    """Collects stages in order; `to_dict()` is what `--json` and `--explain` show."""
+    """Collects stages in order; `to_dict()` is what `--json` and `--explain` show.
+
+    ``info`` holds what applies to the whole search (preset, stage order, namespace, filters).
+    """
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
+        self.info: dict[str, Any] = {}
         self.stages: list[dict[str, Any]] = []
 
     @contextmanager
     def stage(self, name: str, **info: Any) -> Iterator[dict[str, Any]]:
         record: dict[str, Any] = {"stage": name, **info}
+        # Appended on entry, so a stage that recalls again (gate retry, reflection) comes
+        # before the stages it runs.
+        self.stages.append(record)
         start = time.perf_counter()
         try:
             yield record
         finally:
             record["ms"] = round((time.perf_counter() - start) * 1000, 3)
-            self.stages.append(record)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stages": self.stages, "total_ms": round(sum(s["ms"] for s in self.stages if "ms" in s), 3)}
+        return {**self.info, "stages": self.stages,
+                "total_ms": round(sum(s["ms"] for s in self.stages if "ms" in s and " (" not in s["stage"]), 3)}

@@ -1,0 +1,217 @@
+"""The stages around recall and fusion: plan, gate, group, rerank, diversify, reflect.
+
+Each is a small callable ``(ctx, candidates, rec) -> candidates`` (see `context.Stage`); a
+preset lists which run and in what order. A stage with nothing configured passes its input
+through and says why in its trace record.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..model import Candidate, ChannelScore
+from ..plan.base import PlanContext
+from .context import SearchContext, attach_entries
+from .diversify import mmr
+from .group import cap, collapse
+
+
+class PlanStage:
+    """Reads the question into `ctx.plan` (keywords, names, time window, intent, sub-queries)."""
+
+    name = "plan"
+
+    def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        store = ctx.engine.store
+        context = PlanContext(now=ctx.now, match_names=lambda text: store.gazetteer.match(store, ctx.namespace, text))
+        plan = ctx.plan = ctx.engine.planner.plan(ctx.query, context)
+        rec["query"] = ctx.query
+        rec["planner"] = plan.planner
+        rec["plan"] = plan.to_dict()
+        rec["time_window"] = (
+            {"start": plan.time_start.isoformat(), "end": plan.time_end.isoformat(),  # type: ignore[union-attr]
+             "expression": plan.time_expression} if plan.has_window else None
+        )
+        return candidates
+
+
+class GateStage:
+    """Relevance floors (`gates.GateConfig`). When nothing passes, one CRAG-style retry:
+    recall and fusion again without sub-query expansion, and the gates relaxed."""
+
+    name = "gate"
+
+    def __init__(self, retry: bool = True) -> None:
+        self.retry = retry
+
+    def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        gate = ctx.preset.gate
+        if not gate.active:
+            rec["skipped"] = "no gates set"
+            return candidates
+        candidates = attach_entries(ctx, candidates)  # coverage reads the entries' text
+        kept = gate.apply(candidates, ctx.query)
+        rec["n_in"], rec["n_out"] = len(candidates), len(kept)
+        if kept or not candidates or not self.retry:
+            return kept
+        # A too-strict floor or a bad expansion must not lose everything.
+        simple = replace(ctx.plan, sub_queries=[ctx.plan.query], routes=[])
+        again = ctx.engine.retrieve(ctx, simple, " (retry)")
+        relaxed = gate.relaxed()
+        if relaxed is not None and again:
+            again = relaxed.apply(attach_entries(ctx, again), ctx.query)
+        rec["retry"] = {"gates": "relaxed" if relaxed is not None else "off", "n_out": len(again)}
+        return again
+
+
+class GroupStage:
+    """Grouping by source: the caller's ``group_by`` keeps the best entry per group; a preset's
+    ``[group]`` takes Molore's deep pool (``k · pool_factor``), drops repeated text when
+    ``dedupe``, keeps at most ``per_group`` per source and the best ``k · keep_factor``."""
+
+    name = "group"
+
+    def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        conf = ctx.preset.group
+        if ctx.group_by is not None:
+            rec["by"], rec["per_group"] = ctx.group_by, 1
+            return self._collapse(ctx, candidates, rec)
+        if not conf.active:
+            rec["skipped"] = "no [group] settings and no group_by"
+            return candidates
+        depth = ctx.k * conf.pool_factor
+        pool = attach_entries(ctx, candidates[:depth])
+        if conf.dedupe:
+            pool = _dedupe(pool)
+        if conf.per_group is not None:
+            pool = cap(pool, conf.by, conf.per_group)
+        kept = pool[: ctx.k * conf.keep_factor]
+        rec.update(by=conf.by, per_group=conf.per_group, pool=depth, n_in=len(candidates), n_out=len(kept))
+        return kept
+
+    @staticmethod
+    def _collapse(ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        """Fetch in windows until k groups fill, so a long tail of one source is not all loaded."""
+        assert ctx.group_by is not None
+        window = max(ctx.k * 4, 20)
+        chosen: list[Candidate] = []
+        end = 0
+        while end < len(candidates):
+            end += window
+            loaded = attach_entries(ctx, candidates[:end])
+            chosen = collapse(loaded, ctx.group_by)
+            if len(chosen) >= ctx.k:
+                break
+        rec["n_in"], rec["n_out"] = len(candidates), len(chosen)
+        return chosen
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
+    """The first (best) of each text, compared case- and whitespace-insensitively."""
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for c in candidates:
+        key = _SPACE.sub(" ", c.entry.text if c.entry else "").strip().casefold()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(c)
+    return out
+
+
+def _minmax(values: np.ndarray) -> np.ndarray:
+    span = float(values.max() - values.min()) if values.size else 0.0
+    return (values - values.min()) / span if span else np.ones_like(values)
+
+
+class RerankStage:
+    """A cross-encoder reads question and entry together for the best ``[rerank] pool``.
+
+    The pool's new score is ``weight · rerank + (1 − weight) · fused`` (each min-max
+    normalised over the pool); the cross-encoder's raw score joins the evidence as channel
+    ``rerank``. Candidates below the pool keep their order after it.
+    """
+
+    name = "rerank"
+
+    def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        reranker = ctx.engine.reranker
+        if reranker is None:
+            rec["skipped"] = "no cross-encoder (set [rerank] model or ENGRAM_RERANKER)"
+            return candidates
+        conf = ctx.preset.rerank
+        pool = attach_entries(ctx, candidates[: max(conf.pool, ctx.k)])
+        if not pool:
+            return candidates
+        raw = np.asarray(reranker.score(ctx.query, [c.entry.text for c in pool if c.entry]), dtype=np.float64)
+        fused = np.asarray([c.score for c in pool], dtype=np.float64)
+        combined = conf.weight * _minmax(raw) + (1 - conf.weight) * _minmax(fused)
+        order = sorted(range(len(pool)), key=lambda i: (-combined[i], -raw[i], pool[i].rowid))
+        by_raw = {i: r for r, i in enumerate(sorted(range(len(pool)), key=lambda i: -raw[i]), start=1)}
+        for i, c in enumerate(pool):
+            c.channels["rerank"] = ChannelScore(rank=by_raw[i], score=float(raw[i]))
+            c.score = float(combined[i])
+        rec.update(model=getattr(reranker, "name", type(reranker).__name__), pool=len(pool), weight=conf.weight)
+        pool_ids = {c.rowid for c in pool}
+        return [pool[i] for i in order] + [c for c in candidates if c.rowid not in pool_ids]
+
+
+class DiversifyStage:
+    """MMR over the best ``[diversify] pool``: the k chosen first, the rest of the pool after."""
+
+    name = "diversify"
+
+    def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        conf = ctx.preset.diversify
+        if conf.mmr_lambda is None:
+            rec["skipped"] = "no [diversify] mmr_lambda"
+            return candidates
+        pool = attach_entries(ctx, candidates[: max(ctx.k, conf.pool)])
+        chosen = mmr(pool, ctx.k, conf.mmr_lambda, ctx.engine.store.vectors_of([c.rowid for c in pool]))
+        chosen_ids = {c.rowid for c in chosen}
+        rec.update(mmr_lambda=conf.mmr_lambda, pool=len(pool),
+                   moved=sum(1 for a, b in zip(chosen, pool) if a.rowid != b.rowid))
+        return chosen + [c for c in candidates if c.rowid not in chosen_ids]
+
+
+class ReflectStage:
+    """Bounded LLM reflection: judge the top k; for each gap, recall the missing pieces and
+    run the preset's post-fusion stages again over the merged candidates."""
+
+    name = "reflect"
+
+    def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        engine = ctx.engine
+        rounds = ctx.preset.reflect_rounds if (ctx.reflect and engine.reflector is not None) else 0
+        if not rounds:
+            rec["skipped"] = ("reflection off for this query" if not ctx.reflect else
+                              "no LLM configured" if engine.reflector is None else "reflect_rounds = 0")
+            return candidates
+        rec["rounds"] = []
+        for round_ in range(rounds):
+            top = attach_entries(ctx, candidates[: ctx.k])
+            judgement = engine.reflector.judge(ctx.query, ctx.plan, engine.hits(top))
+            rec["rounds"].append({"round": round_ + 1, **judgement.to_dict()})
+            if judgement.complete or not judgement.gap_queries:
+                break
+            gap_plan = replace(ctx.plan, query=judgement.gap_queries[0], sub_queries=judgement.gap_queries,
+                               keywords=[], routes=[])
+            more = engine.retrieve(ctx, gap_plan, f" (gap {round_ + 1})")
+            candidates = engine.after_fusion(ctx, merge_candidates(candidates, more), f" (gap {round_ + 1})")
+        return candidates
+
+
+def merge_candidates(old: list[Candidate], new: list[Candidate]) -> list[Candidate]:
+    """Extra recall joins the first: a row keeps its best score."""
+    merged = {c.rowid: c for c in old}
+    for c in new:
+        if c.rowid not in merged or c.score > merged[c.rowid].score:
+            merged[c.rowid] = c
+    return sorted(merged.values(), key=lambda c: (-c.score, c.rowid))
