@@ -106,3 +106,42 @@ def test_new_fusion_methods_run_end_to_end(mem, tmp_path, method):
     res = mem.search("tea", k=3, preset=str(preset))
     assert len(res.hits) == 3 and all("tea" in h.text for h in res.hits)
     assert res.trace["stages"][2]["method"] == method
+
+
+def test_route_slots_reserve_places_for_every_route():
+    from engramdb.pipeline.fuse import route, route_slots
+
+    results = {"a": [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)], "b": [(9, 0.5), (8, 0.1)]}
+    fused = route(results, k=60)
+    # min-max per route: a -> 1, 2/3, 1/3, 0; b -> 1, 0. 0.82 x best + 0.18 x RRF / (1/61):
+    # 1 and 9 -> 1.0 (tie, rowid), 2 -> 0.724, 3 -> 0.448, 8 -> 0.177, 4 -> 0.172.
+    by_score = [c.rowid for c in fused]
+    assert by_score == [1, 9, 2, 3, 8, 4]
+    # k = 2, two routes -> quota 1 each: a's best (1) and b's best (9) fill the top 2.
+    slotted, promoted = route_slots(fused, 2)
+    assert [c.rowid for c in slotted] == by_score and promoted == {}
+    assert sorted(c.rowid for c in slotted) == sorted(by_score)  # nothing lost, nothing added
+    # k = 4 -> quota 2 each: rows 1, 2 (a) and 9, 8 (b); 8 would not make the top 4 by score.
+    slotted, promoted = route_slots(fused, 4)
+    assert {c.rowid for c in slotted[:4]} == {1, 2, 9, 8} and promoted == {"b": 1}
+    top = slotted[:4]
+    assert [c.score for c in top] == sorted((c.score for c in top), reverse=True)  # ordered by score within k
+
+
+def test_calibrated_weighted_score_is_monotone_bounded_and_channel_count_free():
+    import math
+
+    from engramdb.pipeline.fuse import weighted
+
+    results = {"semantic": [(1, 0.9), (2, 0.6), (3, 0.3)], "lexical": [(3, 4.0), (4, 2.0)]}
+    weights = {"semantic": 0.4, "lexical": 0.6}
+    raw = {c.rowid: c.score for c in weighted(results, weights)}
+    calibrated = weighted(results, weights, calibration=(2.0, -1.0))
+    assert [c.rowid for c in calibrated] == [c.rowid for c in weighted(results, weights)]
+    for c in calibrated:  # p = sigmoid(a * raw / total weight + b), total weight = 0.4 + 0.6
+        assert c.score == pytest.approx(1 / (1 + math.exp(-(2.0 * raw[c.rowid] / 1.0 - 1.0))))
+        assert 0.0 < c.score < 1.0
+    # One channel at weight 0.4: the weighted mean is its z-score, not 0.4 x it, so the same
+    # evidence gets the same calibrated score whatever else ran.
+    alone = weighted({"semantic": results["semantic"]}, weights, calibration=(1.0, 0.0))
+    assert alone[0].score == pytest.approx(1 / (1 + math.exp(-1.224744871)))

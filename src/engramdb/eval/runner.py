@@ -36,6 +36,10 @@ SCHEMA_VERSION = 1
 _INDEX_BATCH = 256
 
 
+# Per-query details list the first this-many hits as [score, relevant] (score calibration).
+_SCORED = 20
+
+
 def default_cache_dir() -> Path:
     """Where document vectors are cached: ``$ENGRAM_CACHE_DIR`` or ``~/.cache/engram/embeddings``."""
     env = os.environ.get("ENGRAM_CACHE_DIR")
@@ -250,7 +254,10 @@ def run_beir(
                     rows.append(scores)
                     lat.append(ms)
                     if details:
-                        per_query.append({"id": qid, **scores, "latency_ms": round(ms, 3), "top": ranking[:k]})
+                        relevant = ds.relevant(qid)
+                        per_query.append({"id": qid, **scores, "latency_ms": round(ms, 3), "top": ranking[:k],
+                                          "scored": [[round(h.score, 6), int((h.entry.source.doc_id or h.id) in relevant)]
+                                                     for h in res.hits[:_SCORED]]})
                     bar.advance(task)
                 row: dict[str, Any] = {"preset": preset, **_average(rows)}
                 row.update(latency_ms=_latency(lat), index_s=round(index_s, 3), by_category=None)
@@ -436,14 +443,17 @@ def run_locomo(
                 for sample, q in selected:
                     ns = _namespace(sample.sample_id, memory)
                     res, ms = _timed(lambda: mem.search(q.question, k=search_k, namespace=ns, preset=preset))
-                    ranking = dedupe_turn_ranking(hits_to_turns(res.hits, id_to_turn, ns))
+                    turns = hits_to_turns(res.hits, id_to_turn, ns)
+                    ranking = dedupe_turn_ranking(turns)
                     scores = _score(ranking, set(q.evidence), k, (5, 100, depth))
                     by_cat.setdefault(q.category, []).append(scores)
                     lat.append(ms)
                     if details:
                         per_query.append(
                             {"sample_id": sample.sample_id, "qa_index": q.index, "category": q.category,
-                             **scores, "latency_ms": round(ms, 3), "top": [list(p) for p in ranking[:k]]}
+                             **scores, "latency_ms": round(ms, 3), "top": [list(p) for p in ranking[:k]],
+                             "scored": [[round(h.score, 6), int(bool(set(t) & set(q.evidence)))]
+                                        for h, t in zip(res.hits[:_SCORED], turns)]}
                         )
                     bar.advance(task)
                 main_rows = [r for c, rows in by_cat.items() if c != 5 for r in rows]

@@ -1,0 +1,125 @@
+"""Fit the calibration of the default fused score from `engram eval --details` runs.
+
+The default preset scores a candidate by the weighted mean of its per-channel z-scores
+(`fuse.weighted`, ``calibration``); this script fits the logistic map
+``p = 1 / (1 + exp(-(a · mean + b)))`` so that p is the probability that a hit is relevant,
+pooling the datasets given with equal weight each, and prints, per dataset, how well p
+matches the observed rate (a reliability table and the expected calibration error), and
+what each threshold on p would remove from the top 10.
+
+The runs must use a preset whose score is the raw weighted mean, i.e. calibration [1, 0]
+(``p = sigmoid(mean)``, inverted here), such as benchmarks/presets/default-uncalibrated.toml:
+
+    engram eval beir ../shared/data/scifact --preset benchmarks/presets/default-uncalibrated.toml \\
+        --details --json /tmp/cal-scifact.json -q
+    engram eval locomo ../shared/data/locomo/locomo10.json --memory both \\
+        --preset benchmarks/presets/default-uncalibrated.toml --details --json /tmp/cal-locomo.json -q
+    python benchmarks/calibrate.py /tmp/cal-scifact.json /tmp/cal-locomo.json [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+
+def load(path: str) -> tuple[str, np.ndarray, np.ndarray, list[list[tuple[float, int]]]]:
+    """(dataset name, raw means, labels, per-query lists) of one details run."""
+    data = json.loads(Path(path).read_text())
+    rows = data["results"][0]["per_query"]
+    queries = []
+    for row in rows:
+        pairs = []
+        for p, rel in row["scored"]:
+            p = min(max(p, 1e-12), 1 - 1e-12)
+            pairs.append((math.log(p / (1 - p)), int(rel)))
+        queries.append(pairs)
+    flat = [pair for q in queries for pair in q]
+    return data["dataset"], np.array([x for x, _ in flat]), np.array([y for _, y in flat]), queries
+
+
+def fit(xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, float]:
+    """Weighted logistic regression by Newton's method, each dataset weighing the same."""
+    x = np.concatenate(xs)
+    y = np.concatenate(ys).astype(np.float64)
+    w = np.concatenate([np.full(len(part), 1.0 / len(part)) for part in xs])
+    a, b = 1.0, 0.0
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-(a * x + b)))
+        grad = np.array([np.sum(w * (p - y) * x), np.sum(w * (p - y))])
+        h = w * p * (1 - p)
+        hess = np.array([[np.sum(h * x * x), np.sum(h * x)], [np.sum(h * x), np.sum(h)]]) + 1e-9 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        a, b = a - step[0], b - step[1]
+        if np.abs(step).max() < 1e-10:
+            break
+    return float(a), float(b)
+
+
+def reliability(p: np.ndarray, y: np.ndarray, bins: int = 10) -> tuple[list[dict[str, float]], float]:
+    rows, ece = [], 0.0
+    for i in range(bins):
+        lo, hi = i / bins, (i + 1) / bins
+        mask = (p >= lo) & ((p < hi) if i < bins - 1 else (p <= hi))
+        if mask.sum() == 0:
+            continue
+        mean_p, rate = float(p[mask].mean()), float(y[mask].mean())
+        rows.append({"bin": f"{lo:.1f}-{hi:.1f}", "n": int(mask.sum()), "mean_p": round(mean_p, 3),
+                     "relevant": round(rate, 3)})
+        ece += mask.sum() / len(p) * abs(mean_p - rate)
+    return rows, round(float(ece), 4)
+
+
+def threshold_effect(queries: list[list[tuple[float, int]]], a: float, b: float, k: int = 10
+                     ) -> list[dict[str, float]]:
+    """For floors on p: share of top-k hits removed, and of relevant top-k hits removed."""
+    out = []
+    for t in (0.05, 0.1, 0.2, 0.3, 0.5):
+        shown = removed = rel = rel_removed = 0
+        for q in queries:
+            for x, y in q[:k]:
+                p = 1 / (1 + math.exp(-(a * x + b)))
+                shown += 1
+                rel += y
+                if p < t:
+                    removed += 1
+                    rel_removed += y
+        out.append({"floor": t, "hits_removed": round(removed / max(shown, 1), 3),
+                    "relevant_removed": round(rel_removed / max(rel, 1), 4),
+                    "precision_kept": round((rel - rel_removed) / max(shown - removed, 1), 3)})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", help="eval --details JSON files (preset with calibration [1, 0])")
+    parser.add_argument("--json", help="write the fit and tables here")
+    args = parser.parse_args()
+    loaded = [load(path) for path in args.runs]
+    a, b = fit([x for _, x, _, _ in loaded], [y for _, _, y, _ in loaded])
+    report: dict[str, object] = {"a": round(a, 4), "b": round(b, 4), "datasets": {}}
+    print(f"calibration = [{a:.4f}, {b:.4f}]   (p = 1 / (1 + exp(-(a * mean_z + b))))")
+    for name, x, y, queries in loaded:
+        p = 1 / (1 + np.exp(-(a * x + b)))
+        table, ece = reliability(p, y)
+        effect = threshold_effect(queries, a, b)
+        report["datasets"][name] = {"n": int(len(y)), "base_rate": round(float(y.mean()), 4), "ece": ece,  # type: ignore[index]
+                                    "reliability": table, "floors": effect}
+        print(f"\n{name}: {len(y)} hits (top 20 of {len(queries)} queries), {y.mean():.3f} relevant, ECE {ece}")
+        print("| p bin | hits | mean p | relevant |\n|---|---:|---:|---:|")
+        for row in table:
+            print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['relevant']:.3f} |")
+        print("| floor on p | top-10 hits removed | relevant removed | precision of the rest |\n|---:|---:|---:|---:|")
+        for row in effect:
+            print(f"| {row['floor']} | {row['hits_removed']:.1%} | {row['relevant_removed']:.2%} | "
+                  f"{row['precision_kept']:.3f} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
