@@ -43,19 +43,28 @@ def load(path: str) -> tuple[str, np.ndarray, np.ndarray, list[list[tuple[float,
 
 
 def fit(xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, float]:
-    """Weighted logistic regression by Newton's method, each dataset weighing the same."""
+    """Weighted logistic regression (Newton's method with step halving), each dataset weighing
+    the same whatever its number of hits."""
     x = np.concatenate(xs)
     y = np.concatenate(ys).astype(np.float64)
     w = np.concatenate([np.full(len(part), 1.0 / len(part)) for part in xs])
+
+    def loss(a: float, b: float) -> float:
+        z = a * x + b
+        return float(np.sum(w * (np.logaddexp(0, z) - y * z)))
+
     a, b = 1.0, 0.0
-    for _ in range(100):
-        p = 1 / (1 + np.exp(-(a * x + b)))
+    for _ in range(200):
+        p = 1 / (1 + np.exp(-np.clip(a * x + b, -50, 50)))
         grad = np.array([np.sum(w * (p - y) * x), np.sum(w * (p - y))])
         h = w * p * (1 - p)
-        hess = np.array([[np.sum(h * x * x), np.sum(h * x)], [np.sum(h * x), np.sum(h)]]) + 1e-9 * np.eye(2)
+        hess = np.array([[np.sum(h * x * x), np.sum(h * x)], [np.sum(h * x), np.sum(h)]]) + 1e-12 * np.eye(2)
         step = np.linalg.solve(hess, grad)
-        a, b = a - step[0], b - step[1]
-        if np.abs(step).max() < 1e-10:
+        size, current = 1.0, loss(a, b)
+        while size > 1e-6 and loss(a - size * step[0], b - size * step[1]) > current:
+            size /= 2
+        a, b = a - size * step[0], b - size * step[1]
+        if np.abs(size * step).max() < 1e-10:
             break
     return float(a), float(b)
 
@@ -82,7 +91,7 @@ def threshold_effect(queries: list[list[tuple[float, int]]], a: float, b: float,
         shown = removed = rel = rel_removed = 0
         for q in queries:
             for x, y in q[:k]:
-                p = 1 / (1 + math.exp(-(a * x + b)))
+                p = 1 / (1 + math.exp(-max(-50.0, min(50.0, a * x + b))))
                 shown += 1
                 rel += y
                 if p < t:

@@ -222,3 +222,19 @@ def test_report_from_a_handmade_result(tmp_path: Path) -> None:
     assert "| preset | nDCG@10 | R@10 | R@100 | MRR@10 | p50 ms | p95 ms | index s |" in table
     assert "| default | 0.500 | 0.750 | 1.000 | 0.500 | 1.2 | 3.0 | 2.0 |" in table
     assert plot_result(result, tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_presets_may_follow_preset_with_spaces(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from engramdb.eval.cli import eval_cmd
+
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(eval_cmd, ["beir", "--preset", "lexical", "rrf", str(BEIR), "--embedder", "minilm",
+                                        "--quiet", "--no-cache", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert [row["preset"] for row in json.loads(out.read_text())["results"]] == ["lexical", "rrf"]
+    two_paths = CliRunner().invoke(eval_cmd, ["beir", str(BEIR), str(tmp_path), "--quiet", "--no-cache"])
+    assert two_paths.exit_code == 2 and "exactly one DATASET_DIR" in two_paths.output
+    not_a_file = CliRunner().invoke(eval_cmd, ["locomo", str(BEIR), "--quiet", "--no-cache"])
+    assert not_a_file.exit_code == 2 and "is a directory" in not_a_file.output

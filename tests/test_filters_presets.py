@@ -95,3 +95,12 @@ def test_every_shipped_preset_runs_end_to_end(mem, name):
     preset = load_preset(name)
     assert res.trace["preset"] == name and res.trace["stages"][0]["stage"] == preset.stages[0]
     assert [s["stage"] for s in res.trace["stages"]] == [*preset.stages, "select"]
+
+
+def test_calibration_preset_is_the_default_but_for_its_calibration():
+    from dataclasses import replace
+
+    raw = load_preset(str(Path(__file__).resolve().parents[1] / "benchmarks" / "presets" / "default-uncalibrated.toml"))
+    default = load_preset("default")
+    assert raw.calibration == (1.0, 0.0) and default.calibration is not None and default.calibration[0] > 0
+    assert replace(raw, name="default", description=default.description, calibration=default.calibration) == default

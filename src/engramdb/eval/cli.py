@@ -111,31 +111,54 @@ def eval_cmd() -> None:
     """Measure retrieval quality on public benchmarks, one row per preset."""
 
 
+def _target_and_presets(args: tuple[str, ...], opts: dict[str, Any], want_dir: bool) -> Path:
+    """The one data path among the positional arguments; the others are more presets, so
+    ``--preset default simplemem ping`` works as well as ``--preset default,simplemem,ping``."""
+    from ..pipeline.presets import PRESET_NAMES
+
+    paths = [a for a in args if a not in PRESET_NAMES and a != "all" and not a.endswith(".toml")]
+    presets = [a for a in args if a not in paths]
+    if len(paths) != 1:
+        what = "DATASET_DIR" if want_dir else "PATH"
+        raise click.UsageError(f"give exactly one {what} (other arguments must be preset names); got "
+                               f"{', '.join(paths) if paths else 'none'}")
+    target = Path(paths[0])
+    if not target.exists():
+        raise click.BadParameter(f"{target} does not exist", param_hint=f"'{'DATASET_DIR' if want_dir else 'PATH'}'")
+    if want_dir != target.is_dir():
+        raise click.BadParameter(f"{target} is {'not ' if want_dir else ''}a directory",
+                                 param_hint=f"'{'DATASET_DIR' if want_dir else 'PATH'}'")
+    opts["presets"] = (*opts["presets"], *presets)
+    return target
+
+
 @eval_cmd.command("beir")
-@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("args", nargs=-1, required=True, metavar="DATASET_DIR [PRESET]...")
 @_common_options
-def beir_cmd(dataset_dir: Path, **opts: Any) -> None:
+def beir_cmd(args: tuple[str, ...], **opts: Any) -> None:
     """Evaluate a BEIR-layout directory (corpus.jsonl, queries.jsonl, qrels/test.tsv).
 
     Reports nDCG@10, Recall@10, Recall@100, MRR@10, Hit@10 and per-query latency for
-    every preset, all searched against one freshly built temporary store.
+    every preset, all searched against one freshly built temporary store. Presets can
+    follow --preset with spaces: --preset default simplemem ping lychee molore.
     """
-    _run("beir", dataset_dir, opts)
+    _run("beir", _target_and_presets(args, opts, want_dir=True), opts)
 
 
 @eval_cmd.command("locomo")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("args", nargs=-1, required=True, metavar="PATH [PRESET]...")
 @_common_options
 @click.option("--memory", default="turns", show_default=True, metavar="MODES",
               help="What to index, comma-separated: turns, facts (extracted), both.")
 @click.option("--extractor", type=click.Choice(["offline", "llm"]), default="offline", show_default=True,
               help="Fact extractor for the facts/both modes (llm needs ENGRAM_LLM_* settings).")
-def locomo_cmd(path: Path, **opts: Any) -> None:
+def locomo_cmd(args: tuple[str, ...], **opts: Any) -> None:
     """Evaluate evidence retrieval on a LoCoMo file (e.g. locomo10.json).
 
     Each conversation gets its own namespace. A fact hit counts as the turns it was
     derived from. Categories 1-4 make the overall numbers
     (Recall@5/@10, Hit@10, nDCG@10, MRR@10) and the per-category rows; category 5
-    (adversarial) is reported separately.
+    (adversarial) is reported separately. Presets can follow --preset with spaces:
+    --preset default simplemem ping lychee molore.
     """
-    _run("locomo", path, opts)
+    _run("locomo", _target_and_presets(args, opts, want_dir=False), opts)
