@@ -108,3 +108,28 @@ def test_mean() -> None:
     assert mean([1, 2, 6]) == pytest.approx(3.0)
     with pytest.raises(ValueError):
         mean([])
+
+
+def test_paired_randomization_test_by_construction():
+    from engramdb.eval.significance import compare_rows, paired_randomization_test
+
+    same = [0.1, 0.5, 0.9, 0.3]
+    assert paired_randomization_test(same, same) == (0.0, 1.0)
+    # Every one of 40 queries gains 0.1: a coin-flip sign pattern almost never reaches that.
+    base = [0.5] * 40
+    better = [0.6] * 40
+    delta, p = paired_randomization_test(base, better)
+    assert delta == pytest.approx(0.1) and p < 0.001
+    # Gains and losses that cancel: no evidence of a difference.
+    mixed = [0.6, 0.4] * 20
+    delta, p = paired_randomization_test(base, mixed)
+    assert delta == pytest.approx(0.0) and p > 0.5
+    # Four queries, each +1: 2 of the 16 sign patterns reach |mean| >= 1 -> p ~ 1/8.
+    delta, p = paired_randomization_test([0, 0, 0, 0], [1, 1, 1, 1], iterations=20000)
+    assert delta == 1.0 and p == pytest.approx(0.125, abs=0.01)
+    # One query of four gains: every sign pattern gives the same |mean| -> no evidence at all.
+    assert paired_randomization_test([0, 0, 0, 0], [0, 0, 0, 1])[1] == 1.0
+    out = compare_rows([{"ndcg@10": 0.5, "recall@10": 1.0}] * 40, [{"ndcg@10": 0.6, "recall@10": 1.0}] * 40)
+    assert out["ndcg@10"]["delta"] == 0.1 and out["recall@10"] == {"delta": 0.0, "p": 1.0}
+    with pytest.raises(ValueError):
+        paired_randomization_test([1.0], [1.0, 2.0])

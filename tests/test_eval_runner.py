@@ -233,7 +233,13 @@ def test_presets_may_follow_preset_with_spaces(tmp_path: Path) -> None:
     res = CliRunner().invoke(eval_cmd, ["beir", "--preset", "lexical", "rrf", str(BEIR), "--embedder", "minilm",
                                         "--quiet", "--no-cache", "--json", str(out)])
     assert res.exit_code == 0, res.output
-    assert [row["preset"] for row in json.loads(out.read_text())["results"]] == ["lexical", "rrf"]
+    rows = json.loads(out.read_text())["results"]
+    assert [row["preset"] for row in rows] == ["lexical", "rrf"]
+    # The second preset is compared with the first, query by query.
+    assert "vs_first" not in rows[0] and rows[1]["vs_first"]["preset"] == "lexical"
+    vs = rows[1]["vs_first"]["ndcg@10"]
+    assert vs["delta"] == pytest.approx(rows[1]["ndcg@10"] - rows[0]["ndcg@10"], abs=1e-3) and 0 < vs["p"] <= 1
+    assert "Δ nDCG@10 vs lexical (p)" in res.output
     two_paths = CliRunner().invoke(eval_cmd, ["beir", str(BEIR), str(tmp_path), "--quiet", "--no-cache"])
     assert two_paths.exit_code == 2 and "exactly one DATASET_DIR" in two_paths.output
     not_a_file = CliRunner().invoke(eval_cmd, ["locomo", str(BEIR), "--quiet", "--no-cache"])

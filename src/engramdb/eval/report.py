@@ -45,6 +45,11 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _p(value: float) -> str:
+    """A p-value as reported: 3 decimals, or "<0.001"."""
+    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
+
+
 def _present(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(key, title) for key, title in columns if any(row.get(key) is not None for row in rows)]
 
@@ -59,7 +64,10 @@ def markdown_table(result: dict[str, Any]) -> str:
     """One row per preset: quality metrics, latency p50/p95 (ms), index time (s), peak RSS (MB)."""
     rows: list[dict[str, Any]] = list(result.get("results", []))
     cols = _present(rows, _COLUMNS)
-    header = ["preset"] + [t for _, t in cols] + ["p50 ms", "p95 ms", "index s"]
+    primary = "ndcg@10" if result.get("kind") == "beir" else "recall@10"
+    compared = [row for row in rows if row.get("vs_first", {}).get(primary)]
+    versus = (f"Δ {dict(_COLUMNS)[primary]} vs {compared[0]['vs_first']['preset']} (p)") if compared else None
+    header = ["preset"] + [t for _, t in cols] + ([versus] if versus else []) + ["p50 ms", "p95 ms", "index s"]
     lines = [
         f"**{result.get('dataset', '?')}** · {result.get('n_queries', '?')} queries"
         + (f" · embedder `{result['embedder']}`" if result.get("embedder") else "")
@@ -72,6 +80,9 @@ def markdown_table(result: dict[str, Any]) -> str:
         lat = row.get("latency_ms") or {}
         cells = [_label(row)]
         cells += [_fmt(row.get(key)) for key, _ in cols]
+        if versus:
+            vs = row.get("vs_first", {}).get(primary)
+            cells.append(f"{vs['delta']:+.3f} ({_p(vs['p'])})" if vs else "")
         cells += [_fmt(lat.get("p50"), 1), _fmt(lat.get("p95"), 1), _fmt(row.get("index_s"), 1)]
         lines.append("| " + " | ".join(cells) + " |")
     cat = category_table(result)

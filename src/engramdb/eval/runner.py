@@ -239,6 +239,7 @@ def run_beir(
         with _open_memory(tmp, "beir", emb) as mem:
             task = bar.add_task(f"index {ds.name}", total=len(entries))
             _, index_s = _index(mem, entries, None, bar, task)
+            paired: dict[str, Any] = {}
             for preset in names:
                 rows: list[dict[str, float]] = []
                 lat: list[float] = []
@@ -261,6 +262,7 @@ def run_beir(
                     bar.advance(task)
                 row: dict[str, Any] = {"preset": preset, **_average(rows)}
                 row.update(latency_ms=_latency(lat), index_s=round(index_s, 3), by_category=None)
+                _compare(row, rows, paired)
                 if details:
                     row["per_query"] = per_query
                 result["results"].append(row)
@@ -432,12 +434,14 @@ def run_locomo(
                     entry_counts[memory] += len(entries)
                     bar.advance(task)
             result["n_entries"] = entry_counts
+            paired: dict[str, Any] = {}
             for memory, preset in [(m, p) for m in memories for p in names]:
                 first_sample, first_q = selected[0]
                 mem.search(first_q.question, k=search_k, namespace=_namespace(first_sample.sample_id, memory),
                            preset=preset)
                 task = bar.add_task(f"{preset:>9} {memory}", total=len(selected))
                 by_cat: dict[int, list[dict[str, float]]] = {}
+                in_order: list[dict[str, float]] = []  # categories 1-4, in question order (for pairing)
                 lat: list[float] = []
                 per_query: list[dict[str, Any]] = []
                 for sample, q in selected:
@@ -447,6 +451,8 @@ def run_locomo(
                     ranking = dedupe_turn_ranking(turns)
                     scores = _score(ranking, set(q.evidence), k, (5, 100, depth))
                     by_cat.setdefault(q.category, []).append(scores)
+                    if q.category != 5:
+                        in_order.append(scores)
                     lat.append(ms)
                     if details:
                         per_query.append(
@@ -470,10 +476,22 @@ def run_locomo(
                     },
                     category_5=({"n": len(by_cat[5]), **_average(by_cat[5])} if 5 in by_cat else None),
                 )
+                _compare(row, in_order, paired.setdefault(memory, {}))
                 if details:
                     row["per_query"] = per_query
                 result["results"].append(row)
     result["index_s"] = round(index_s, 3)
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     return result
+
+
+def _compare(row: dict[str, Any], rows: list[dict[str, float]], paired: dict[str, Any]) -> None:
+    """Against the first preset of the run: mean difference and paired-test p per metric."""
+    if "base" not in paired:
+        paired["base"], paired["preset"] = rows, row["preset"]
+        return
+    if rows and len(rows) == len(paired["base"]):
+        from .significance import compare_rows
+
+        row["vs_first"] = {"preset": paired["preset"], **compare_rows(paired["base"], rows)}
 
