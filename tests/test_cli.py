@@ -113,3 +113,23 @@ def test_conversation_import_search_now_and_add_turn(run):
     assert bad.exit_code == 1 and "bad_turns.jsonl:3: missing 'speaker'" in bad.output
     wrong = run("import", str(CONVERSATIONS / "turns.jsonl"), "--format", "locomo")
     assert wrong.exit_code == 1 and "turns.jsonl" in wrong.output
+
+
+def test_presets_lists_checks_and_shows(tmp_path: Path):
+    runner = CliRunner()
+    listing = runner.invoke(main, ["presets", "--json"])
+    assert listing.exit_code == 0
+    rows = json.loads(listing.output)
+    by_name = {row["name"]: row for row in rows}
+    assert {"default", "simplemem", "ping", "lychee", "molore"} <= set(by_name)
+    assert by_name["ping"]["stages"] == ["plan", "recall", "fuse", "gate", "group"]
+    shown = json.loads(runner.invoke(main, ["presets", "molore", "--json"]).output)
+    assert shown["group"]["per_group"] == 3 and shown["gate"]["retry_min_relative"] == 0.2
+    assert runner.invoke(main, ["presets", "ping", "--toml"]).output.startswith("# PingHybridSearch")
+    mine = tmp_path / "mine.toml"
+    mine.write_text(runner.invoke(main, ["presets", "default", "--toml"]).output.replace("k = 50", "k = 7", 1))
+    ok = runner.invoke(main, ["presets", str(mine), "--json"])
+    assert ok.exit_code == 0 and json.loads(ok.output)["channels"]["semantic"]["k"] == 7
+    mine.write_text('[channels.lexical]\nk = 5\n[pipeline]\nstages = ["gate", "recall", "fuse"]\n')
+    bad = runner.invoke(main, ["presets", str(mine)])
+    assert bad.exit_code == 1 and "error: preset 'mine': pipeline.stages: 'gate' must come after 'fuse'" in bad.output

@@ -12,6 +12,8 @@ from .errors import EmbedderUnavailable, EngramError, InputError, ModelMismatchE
 from .llm import LLMClient, LLMConfig, LLMError
 from .memory import Memory
 from .model import ChannelScore, Entry, Hit, SearchResult, Source
+from .pipeline.presets import PRESET_NAMES, Preset, load_preset
+from .rerank import OnnxCrossEncoder
 from .store.base import Filters
 
 __version__ = "0.1.0"
@@ -20,6 +22,7 @@ __all__ = [
     "Memory", "Entry", "Source", "Hit", "SearchResult", "ChannelScore", "Filters",
     "Turn", "Conversation", "ConversationReport", "OfflineExtractor",
     "Embedder", "get_embedder", "LLMClient", "LLMConfig", "LLMError",
+    "Preset", "load_preset", "PRESET_NAMES", "OnnxCrossEncoder",
     "EngramError", "InputError", "ModelMismatchError", "EmbedderUnavailable",
     "__version__",
 ]

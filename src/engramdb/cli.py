@@ -322,6 +322,41 @@ def delete(ctx: click.Context, ids: tuple[str, ...], filters: tuple[str, ...], d
         click.echo(f"deleted {n} entries")
 
 
+@main.command("presets")
+@click.argument("preset", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--toml", "as_toml", is_flag=True, help="Print a shipped preset's TOML (to start your own from).")
+def presets_cmd(preset: str | None, as_json: bool, as_toml: bool) -> None:
+    """List the shipped presets, or check and show one (a name or a .toml path).
+
+    A user preset is validated exactly as a search would: a mistake is one clear error line.
+    """
+    from .pipeline.presets import PRESET_NAMES, load_preset, preset_source, preset_to_dict
+
+    if preset is None:
+        rows = [{"name": n, "stages": list(load_preset(n).stages), "description": load_preset(n).description}
+                for n in PRESET_NAMES]
+        if as_json:
+            _print_json(rows)
+            return
+        for row in rows:
+            click.echo(f"{row['name']:<10} {row['description']}")
+            click.echo(f"{'':<10} stages: {' → '.join(row['stages'])}")
+        return
+    resolved = load_preset(preset)
+    if as_toml:
+        text = preset_source(preset) if not preset.endswith(".toml") else Path(preset).read_text(encoding="utf-8")
+        click.echo(text, nl=False)
+    elif as_json:
+        _print_json(preset_to_dict(resolved))
+    else:
+        data = preset_to_dict(resolved)
+        click.echo(f"{resolved.name}: {resolved.description or '(no description)'}")
+        for key, value in data.items():
+            if key not in ("name", "description"):
+                click.echo(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+
+
 def _attach_eval() -> None:
     try:
         from .eval.cli import eval_cmd

@@ -89,6 +89,21 @@ class Preset:
     diversify: DiversifyConfig = field(default_factory=DiversifyConfig)
 
 
+def preset_to_dict(preset: Preset) -> dict[str, Any]:
+    """The resolved settings of `preset` (defaults filled in), JSON-able."""
+    from dataclasses import asdict
+
+    data = asdict(preset)
+    data["stages"] = list(preset.stages)
+    data["calibration"] = list(preset.calibration) if preset.calibration else None
+    return data
+
+
+def preset_source(name: str) -> str | None:
+    """The TOML text of a shipped preset (None for an unknown name)."""
+    return _shipped().get(name)
+
+
 def _shipped() -> dict[str, str]:
     folder = resources.files("engramdb.pipeline").joinpath("presets")
     return {p.name[:-5]: p.read_text(encoding="utf-8") for p in folder.iterdir() if p.name.endswith(".toml")}
