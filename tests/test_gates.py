@@ -59,3 +59,22 @@ def test_cross_lingual_candidates_pass_on_their_cosine() -> None:
     assert ids(strict.apply(POOL, QUERY)) == [1, 2]
     # Row 5 (Chinese, no keyword overlap, cosine 0.7 >= 0.6) is let through; row 4 (English) is not.
     assert ids(GateConfig(min_relative=0.5, min_cosine=0.6, cross_lingual=True).apply(POOL, QUERY)) == [1, 2, 5]
+
+
+def test_store_term_coverage_matches_the_text(mem) -> None:  # type: ignore[no-untyped-def]
+    """The gate reads coverage from the store's term index; it must agree with the text."""
+    from engramdb.text.tokenize import query_terms
+
+    texts = [c.entry.text for c in POOL]
+    ids_ = mem.add(texts)
+    rowids = {e.id: r for r, e in mem.store.fetch(list(range(1, 20))).items()}
+    terms = query_terms(QUERY)
+    coverage = mem.store.term_coverage(terms, [rowids[i] for i in ids_])
+    by_text = [len(set(terms) & set(query_terms(t))) for t in texts]
+    assert [coverage[rowids[i]] for i in ids_] == by_text
+    assert by_text[:2] == [3, 4] and mem.store.term_coverage(terms, [10_000]) == {10_000: 0}
+    # The gate gives the same verdict with the index's coverage as with the text's.
+    gate = GateConfig(min_cosine=0.55, min_keyword_hits=3, keyword_exempt=3, min_relative=0.5)
+    pool = [Candidate(rowid=rowids[i], score=c.score, channels=c.channels, entry=c.entry) for i, c in zip(ids_, POOL)]
+    from_index = gate.apply(pool, QUERY, mem.store.term_coverage(terms, [c.rowid for c in pool]))
+    assert ids(from_index) == ids(gate.apply(pool, QUERY))

@@ -56,8 +56,11 @@ class GateConfig:
     def active(self) -> bool:
         return any(v is not None for v in (self.min_score, self.min_relative, self.min_cosine, self.min_keyword_hits))
 
-    def apply(self, fused: Sequence[Candidate], query: str) -> list[Candidate]:
-        """Keep the candidates that pass (entries must be attached: coverage reads their text)."""
+    def apply(self, fused: Sequence[Candidate], query: str, coverage: dict[int, int] | None = None
+              ) -> list[Candidate]:
+        """Keep the candidates that pass. ``coverage`` maps rowid to the number of distinct query
+        terms the entry contains (the store's index knows it); without it, the attached entries'
+        text is analysed here (slower on long text)."""
         if not fused:
             return []
         terms = set(query_terms(query))
@@ -67,20 +70,25 @@ class GateConfig:
         kept: list[Candidate] = []
         for c in fused:
             text = c.entry.text if c.entry is not None else ""
-            coverage = len(terms & set(query_terms(text))) if terms else 0
+            if not terms:
+                covered = 0
+            elif coverage is not None:
+                covered = coverage.get(c.rowid, 0)
+            else:
+                covered = len(terms & set(query_terms(text)))
             semantic = c.channels.get("semantic")
             cosine = semantic.score if semantic is not None else None
             strong_vector = cosine is not None and (self.min_cosine is None or cosine >= self.min_cosine)
-            cross = (self.cross_lingual and coverage == 0 and cosine is not None and strong_vector
+            cross = (self.cross_lingual and covered == 0 and cosine is not None and strong_vector
                      and _script(text) != query_script)
             if self.min_cosine is not None or self.min_keyword_hits is not None:
                 if self.min_keyword_hits is not None:
-                    strong_keywords = coverage >= self.min_keyword_hits
+                    strong_keywords = covered >= self.min_keyword_hits
                 else:
                     strong_keywords = bool(set(c.channels) - {"semantic"})
                 if not strong_vector and not strong_keywords:
                     continue
-            exempt = cross or (self.keyword_exempt is not None and coverage >= self.keyword_exempt)
+            exempt = cross or (self.keyword_exempt is not None and covered >= self.keyword_exempt)
             relative = (c.score - bottom) / span if span else 1.0
             if not exempt and ((self.min_score is not None and c.score < self.min_score)
                                or (self.min_relative is not None and relative < self.min_relative)):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..model import Candidate, ChannelScore
 from ..plan.base import PlanContext
+from ..text.tokenize import query_terms
 from .context import SearchContext, attach_entries
 from .diversify import mmr
 from .group import cap, collapse
@@ -53,8 +54,9 @@ class GateStage:
         if not gate.active:
             rec["skipped"] = "no gates set"
             return candidates
-        candidates = attach_entries(ctx, candidates)  # coverage reads the entries' text
-        kept = gate.apply(candidates, ctx.query)
+        candidates = attach_entries(ctx, candidates)  # the cross-lingual test reads the entries' script
+        coverage = _coverage(ctx, candidates)
+        kept = gate.apply(candidates, ctx.query, coverage)
         rec["n_in"], rec["n_out"] = len(candidates), len(kept)
         if kept or not candidates or not self.retry:
             return kept
@@ -63,9 +65,15 @@ class GateStage:
         again = ctx.engine.retrieve(ctx, simple, " (retry)")
         relaxed = gate.relaxed()
         if relaxed is not None and again:
-            again = relaxed.apply(attach_entries(ctx, again), ctx.query)
+            again = attach_entries(ctx, again)
+            again = relaxed.apply(again, ctx.query, _coverage(ctx, again))
         rec["retry"] = {"gates": "relaxed" if relaxed is not None else "off", "n_out": len(again)}
         return again
+
+
+def _coverage(ctx: SearchContext, candidates: list[Candidate]) -> dict[int, int]:
+    """Distinct query terms per candidate, from the store's term index (no re-analysis of text)."""
+    return ctx.engine.store.term_coverage(query_terms(ctx.query), [c.rowid for c in candidates])
 
 
 class GroupStage:

@@ -166,6 +166,17 @@ class LexicalIndex:
         order = np.lexsort((rowids[positions], -scores))
         return [(int(rowids[positions[i]]), float(scores[i])) for i in order]
 
+    def coverage(self, terms: list[str], rowids: list[int]) -> dict[int, int]:
+        """How many of the distinct `terms` each row's text or tags contain (0 for unknown rows)."""
+        pos = self.rows.pos
+        positions = np.array([pos.get(r, -1) for r in rowids], dtype=np.int64)
+        counts = np.zeros(len(rowids), dtype=np.int64)
+        for term in dict.fromkeys(terms):
+            postings = self._postings.get(term)
+            if postings is not None:
+                counts += np.isin(positions, np.frombuffer(postings[0], dtype=np.int32))
+        return {rowid: int(n) for rowid, n in zip(rowids, counts)}
+
     def score_positions(self, terms: list[str], positions: np.ndarray) -> np.ndarray:
         """BM25 of the rows at `positions` (0 where no term matches)."""
         acc = self._dense_scores(terms)

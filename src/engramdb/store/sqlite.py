@@ -317,6 +317,12 @@ class SQLiteStore:
         with index.lock:
             return index.search(list(terms), k, self._mask(index.rows, namespace, filters))
 
+    def term_coverage(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, int]:
+        """For each row, how many of the distinct analysed `terms` its text or tags contain."""
+        index = self._refresh_lexical()
+        with index.lock:
+            return index.coverage(list(terms), list(rowids))
+
     def semantic(self, vector: np.ndarray, k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
         """Cosine top-k; filters admit rows before the top-k is cut (exactly, or by oversampling HNSW)."""
         index = self._refresh_vectors()
