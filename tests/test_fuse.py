@@ -40,6 +40,17 @@ def test_weighted_zscore_by_hand():
     assert [c.rowid for c in fused] == [3, 1, 2, 4]
 
 
+def test_weighted_dbsf_by_hand():
+    # DBSF: [mean - 3 sd, mean + 3 sd] -> [0, 1]. semantic: mean 0.6, sd 0.2449 -> z / 6 + 0.5;
+    # lexical: mean 3, sd 1 -> [0.6667, 0.3333].
+    results = {"semantic": [(1, 0.9), (2, 0.6), (3, 0.3)], "lexical": [(3, 4.0), (4, 2.0)]}
+    fused = weighted(results, {"semantic": 1.0, "lexical": 1.0}, "dbsf")
+    z = 1.5 ** 0.5
+    expected = {1: (0.5 + z / 6) + 1 / 3, 2: 0.5 + 1 / 3, 3: (0.5 - z / 6) + 2 / 3, 4: (0.5 - z / 6) + 1 / 3}
+    assert {c.rowid: c.score for c in fused} == pytest.approx(expected)
+    assert [c.rowid for c in fused] == [1, 3, 2, 4]
+
+
 def test_weighted_minmax_and_constant_lists():
     results = {"semantic": [(1, 0.5), (2, 0.25)], "lexical": [(2, 3.0)]}
     fused = weighted(results, {"semantic": 1.0, "lexical": 1.0}, "minmax")

@@ -33,10 +33,12 @@ def rrf(
     )
 
 
-NORMALIZATIONS = ("zscore", "minmax", "none")
+NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 
 
 def _normalize(scores: list[float], how: str) -> list[float]:
+    """Per-channel normalisation: ``zscore`` (mean 0, sd 1), ``dbsf`` (distribution-based score
+    fusion: [mean − 3 sd, mean + 3 sd] mapped to [0, 1], clipped), ``minmax`` or ``none``."""
     if how == "none" or not scores:
         return list(scores)
     lo, hi = min(scores), max(scores)
@@ -45,6 +47,8 @@ def _normalize(scores: list[float], how: str) -> list[float]:
         return [(s - lo) / span if span else 1.0 for s in scores]
     mean = sum(scores) / len(scores)
     std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+    if how == "dbsf":
+        return [min(1.0, max(0.0, (s - mean + 3 * std) / (6 * std))) if std else 0.5 for s in scores]
     return [(s - mean) / std if std else 0.0 for s in scores]
 
 

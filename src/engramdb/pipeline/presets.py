@@ -20,7 +20,7 @@ from .gates import GateConfig
 
 CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route")
-NORMALIZATIONS = ("zscore", "minmax", "none")
+NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")
 STAGES = ("plan", "recall", "fuse", "gate", "group", "rerank", "diversify", "reflect")
 # Stages that work on fused candidates and may come in any order between fuse and reflect.
