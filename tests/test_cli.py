@@ -41,6 +41,9 @@ def test_import_search_json_stats_delete(run):
 
     result = run("search", "staging database port", "--explain")
     assert result.exit_code == 0 and "recall" in result.output and "lexical:" in result.output
+    # Idle stages say why, brackets and all (the tree must not read "[group]" as markup).
+    assert "group · skipped: no [group] settings and no group_by" in result.output
+    assert "preset: default (plan → recall → fuse" in result.output
 
     stats = json.loads(run("stats", "--json").output)
     assert stats["count"] == report["entries"]

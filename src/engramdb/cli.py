@@ -11,6 +11,7 @@ from typing import Any, Iterator
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.markup import escape
 from rich.tree import Tree
 
 from . import __version__
@@ -236,19 +237,19 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
         tree.add(f"preset: {trace['preset']} ({' → '.join(trace.get('pipeline', []))})", highlight=False)
     for stage in trace.get("stages", []):
         if "skipped" in stage:
-            tree.add(f"[dim]{stage['stage']} · skipped: {stage['skipped']}[/]", highlight=False)
+            tree.add(f"[dim]{escape(stage['stage'])} · skipped: {escape(stage['skipped'])}[/]", highlight=False)
             continue
-        node = tree.add(f"[bold]{stage['stage']}[/] {stage.get('ms', 0):.2f} ms")
+        node = tree.add(f"[bold]{escape(stage['stage'])}[/] {stage.get('ms', 0):.2f} ms")
         for key, value in stage.items():
             if key in ("stage", "ms", "channels", "candidates", "plan") or value in (None, {}, []):
                 continue
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            node.add(f"{key}: {text}", highlight=False)
+            node.add(escape(f"{key}: {text}"), highlight=False)
         plan = stage.get("plan")
         if plan:
             shown = {k: v for k, v in plan.items() if k not in ("query", "time_start", "time_end", "planner") and v}
             for key, value in shown.items():
-                node.add(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}",
+                node.add(escape(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"),
                          highlight=False)
         candidates = stage.get("candidates") or []
         if candidates:
