@@ -104,3 +104,32 @@ def test_calibration_preset_is_the_default_but_for_its_calibration():
     default = load_preset("default")
     assert raw.calibration == (1.0, 0.0) and default.calibration is not None and default.calibration[0] > 0
     assert replace(raw, name="default", description=default.description, calibration=default.calibration) == default
+
+
+def test_a_user_preset_can_extend_another(tmp_path: Path, mem):
+    mine = tmp_path / "mine.toml"
+    mine.write_text('extends = "default"\n[channels.lexical]\nweight = 0.9\n[diversify]\nmmr_lambda = 0.8\n')
+    preset = load_preset(str(mine))
+    default = load_preset("default")
+    assert preset.channels["lexical"].weight == 0.9 and preset.channels["lexical"].k == default.channels["lexical"].k
+    assert preset.channels["semantic"] == default.channels["semantic"] and preset.calibration == default.calibration
+    assert preset.diversify.mmr_lambda == 0.8 and preset.stages == default.stages
+    assert preset.description == "default with changes"
+    # Chains resolve relative to the extending file; the last word wins.
+    (tmp_path / "sub").mkdir()
+    child = tmp_path / "sub" / "child.toml"
+    child.write_text('extends = "../mine.toml"\ndescription = "mine, fewer candidates"\n[channels.semantic]\nk = 20\n')
+    preset = load_preset(str(child))
+    assert (preset.channels["semantic"].k, preset.channels["lexical"].weight) == (20, 0.9)
+    mem.add(["Ann planted tomatoes.", "Bo fixed the bike."])
+    assert mem.search("what did Ann plant?", k=1, preset=str(child)).hits[0].text == "Ann planted tomatoes."
+    for text, message in [('extends = "nope"\n', "unknown preset"), ('extends = "gone.toml"\n', "no such file"),
+                          ("extends = 3\n", "extends must be"),
+                          ('extends = "default"\n[channels.lexical]\nweight = -1\n', "weight must be a number")]:
+        mine.write_text(text)
+        with pytest.raises(InputError, match=message):
+            load_preset(str(mine))
+    loop = tmp_path / "loop.toml"
+    loop.write_text('extends = "loop.toml"\n')
+    with pytest.raises(InputError, match="loops back"):
+        load_preset(str(loop))

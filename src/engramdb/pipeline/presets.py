@@ -167,13 +167,51 @@ class _Checker:
         return value
 
 
-def parse_preset(name: str, text: str) -> Preset:
-    """Validate preset TOML; every mistake is an InputError naming the preset and the field."""
-    check = _Checker(name)
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`override` on top of `base`: tables merge key by key, anything else is replaced."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _load_toml(check: "_Checker", text: str, folder: Path | None, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The preset's TOML as a dict, with ``extends = "<preset>"`` resolved (a shipped name, or
+    a .toml path relative to the extending file)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise check.fail(f"invalid TOML: {exc}") from exc
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base:
+        raise check.fail("extends must be a preset name or a .toml path")
+    if base in seen:
+        raise check.fail(f"extends loops back to {base!r}")
+    shipped = _shipped()
+    if base in shipped:
+        base_text, base_folder = shipped[base], None
+    elif base.endswith(".toml"):
+        path = Path(base) if folder is None else folder / base
+        if not path.is_file():
+            raise check.fail(f"extends {base!r}: no such file {path}")
+        base_text, base_folder = path.read_text(encoding="utf-8"), path.parent
+    else:
+        raise check.fail(f"extends {base!r}: unknown preset (choose one of {', '.join(PRESET_NAMES)} or a .toml path)")
+    merged = _merge(_load_toml(check, base_text, base_folder, (*seen, base)), data)
+    if "description" not in data:
+        merged["description"] = f"{base} with changes"
+    return merged
+
+
+def parse_preset(name: str, text: str, folder: Path | None = None) -> Preset:
+    """Validate preset TOML; every mistake is an InputError naming the preset and the field.
+
+    ``extends = "default"`` (or a .toml path, relative to `folder`) starts from another preset:
+    its tables are merged key by key with this file's, which wins."""
+    check = _Checker(name)
+    data = _load_toml(check, text, folder)
     if "select" in data:
         raise check.fail("[select] was split into [group] (per_group, pool_factor) and [diversify] (mmr_lambda, pool)")
     unknown = set(data) - _SECTIONS
@@ -308,5 +346,5 @@ def load_preset(name_or_path: "str | Preset") -> Preset:
         path = Path(name_or_path)
         if not path.is_file():
             raise InputError(f"preset file {path} does not exist")
-        return parse_preset(path.stem, path.read_text(encoding="utf-8"))
+        return parse_preset(path.stem, path.read_text(encoding="utf-8"), path.parent)
     raise InputError(f"unknown preset {name_or_path!r}; choose one of {', '.join(PRESET_NAMES)} or a .toml path")
