@@ -2,11 +2,13 @@
 
     python benchmarks/bench_store.py --n 10000 --embedder minilm
     python benchmarks/bench_store.py --n 100000 --embedder minilm --queries 300
+    python benchmarks/bench_store.py --n 10000 --persons --preset default simplemem ping lychee molore
 
 Entries are synthetic but varied sentences (people, actions, objects, places, dates, ids),
 so BM25 posting lists and vector neighbourhoods look like a real memory store's. Search
-latency is end to end through `Memory.search` with the default preset: query embedding,
-the three channels in parallel, fusion and fetching the hits. Run it on an idle machine:
+latency is end to end through `Memory.search` (k = 10) with each preset given (default: the
+default preset): query embedding, the channels in parallel, fusion, the later stages and
+fetching the hits. Run it on an idle machine:
 two processes using the same cores slow each other down a lot.
 """
 
@@ -73,6 +75,7 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="store path (default: a temporary file)")
     parser.add_argument("--json", dest="json_out", default=None, help="write the numbers as JSON here")
     parser.add_argument("--persons", action="store_true", help="tag each entry with its person")
+    parser.add_argument("--preset", nargs="+", default=["default"], help="presets to time, each on the same queries")
     parser.add_argument("--reuse", action="store_true",
                         help="if --db already holds entries, skip ingest and only measure search")
     args = parser.parse_args()
@@ -99,13 +102,16 @@ def main() -> None:
         mem.store.warm()  # load vectors and build the HNSW graph (above 20k entries)
         warm_s = time.perf_counter() - start
         queries = [make_query(rng) for _ in range(args.queries)]
-        for q in queries[:10]:
-            mem.search(q, k=10)  # warm caches (jieba, gazetteer, connections)
-        latencies = []
-        for q in queries:
-            t0 = time.perf_counter()
-            mem.search(q, k=10)
-            latencies.append((time.perf_counter() - t0) * 1000)
+        by_preset: dict[str, list[float]] = {}
+        for preset in args.preset:
+            for q in queries[:10]:
+                mem.search(q, k=10, preset=preset)  # warm caches (jieba, gazetteer, connections)
+            latencies = by_preset[preset] = []
+            for q in queries:
+                t0 = time.perf_counter()
+                mem.search(q, k=10, preset=preset)
+                latencies.append((time.perf_counter() - t0) * 1000)
+        latencies = by_preset[args.preset[0]]
         embed_ms = []
         for q in queries[:100]:
             t0 = time.perf_counter()
@@ -126,6 +132,8 @@ def main() -> None:
         "search_ms": {"p50": round(statistics.median(latencies), 2), "p95": round(percentile(latencies, 95), 2),
                       "mean": round(statistics.fmean(latencies), 2)},
         "query_embed_ms_p50": round(statistics.median(embed_ms), 2),
+        "presets": {name: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 95), 2)}
+                    for name, v in by_preset.items()},
         "file_mb": round(path.stat().st_size / 1e6, 1),
     }
     print(json.dumps(result, indent=2))
