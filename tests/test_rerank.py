@@ -53,6 +53,14 @@ def test_rerank_stage_reorders_by_the_cross_encoder(mem: Memory, model_dir: Path
     assert stage["model"] == "onnx/tiny" and stage["pool"] == 4 and "skipped" not in stage
 
 
+def test_a_relative_model_path_is_relative_to_the_preset(mem: Memory, model_dir: Path) -> None:
+    preset = model_dir.parent / "presets" / "rel.toml"
+    preset.parent.mkdir(exist_ok=True)
+    preset.write_text(BASE + '[rerank]\nmodel = "../tiny"\n')
+    mem.add(DOCS)
+    assert mem.search("apple banana pie", k=1, preset=str(preset)).hits[0].text == DOCS[1]
+
+
 def test_rerank_weight_blends_with_the_fused_score(mem: Memory, model_dir: Path, tmp_path: Path) -> None:
     mem.add(DOCS)
     fused_only = tmp_path / "w0.toml"

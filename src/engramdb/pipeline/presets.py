@@ -244,7 +244,7 @@ def parse_preset(name: str, text: str, folder: Path | None = None) -> Preset:
                           pool_factor=check.integer("group", group, "pool_factor", 12) or 12,
                           keep_factor=check.integer("group", group, "keep_factor", 4) or 4,
                           dedupe=check.boolean("group", group, "dedupe")),
-        rerank=RerankConfig(model=rerank.get("model"), pool=check.integer("rerank", rerank, "pool", 30) or 30,
+        rerank=RerankConfig(model=_model_path(rerank.get("model"), folder), pool=check.integer("rerank", rerank, "pool", 30) or 30,
                             weight=check.number("rerank", rerank, "weight", 1.0, 0.0, 1.0) or 0.0),
         diversify=DiversifyConfig(mmr_lambda=check.number("diversify", diversify, "mmr_lambda", None, 0.0, 1.0),
                                   pool=check.integer("diversify", diversify, "pool", 30) or 30),
@@ -254,6 +254,13 @@ def parse_preset(name: str, text: str, folder: Path | None = None) -> Preset:
     if preset.calibration is not None and (preset.fusion != "weighted" or preset.normalization != "zscore"):
         raise check.fail("fusion.calibration needs method = \"weighted\" with normalization = \"zscore\"")
     return preset
+
+
+def _model_path(model: str | None, folder: Path | None) -> str | None:
+    """A relative cross-encoder path in a user preset is relative to the preset file."""
+    if model is None or folder is None or Path(model).expanduser().is_absolute():
+        return model
+    return str(folder / model)
 
 
 def _calibration(check: _Checker, fusion: dict[str, Any]) -> tuple[float, float] | None:
