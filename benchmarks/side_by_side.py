@@ -55,7 +55,7 @@ def plot(cols: list[tuple[str, dict[str, float]]], presets: list[str], out: Path
     import matplotlib.pyplot as plt
 
     width = 0.8 / len(presets)
-    fig, ax = plt.subplots(figsize=(max(8, 1.5 * len(cols)), 4.2))
+    fig, ax = plt.subplots(figsize=(max(8, 1.5 * len(cols)), 4.6))
     for i, preset in enumerate(presets):
         xs = [j + (i - (len(presets) - 1) / 2) * width for j in range(len(cols))]
         ax.bar(xs, [values.get(preset, 0) for _, values in cols], width, label=preset,
@@ -64,7 +64,7 @@ def plot(cols: list[tuple[str, dict[str, float]]], presets: list[str], out: Path
     ax.set_ylim(0, 1)
     ax.set_ylabel("score")
     ax.set_title("Engram presets side by side (e5-small, no LLM)")
-    ax.legend(ncol=len(presets), fontsize=8, loc="lower center")
+    ax.legend(ncol=len(presets), fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)

@@ -193,3 +193,17 @@ def test_reference_time_ignores_facts_about_the_future(mem: Memory) -> None:
     fact = mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))[0]
     assert fact.timestamp == "2024-05-01T00:00:00+00:00"  # the event lies after the conversation
     assert mem.reference_time() == (datetime(2024, 4, 20, 10, 0, tzinfo=timezone.utc), "newest entry")
+
+
+def test_reference_time_follows_writes_and_deletes(mem: Memory, db_path) -> None:  # type: ignore[no-untyped-def]
+    """The newest time is cached per write sequence: every write or delete, here or from
+    another connection to the file, must show in the next search."""
+    mem.add({"text": "Ann moved to Oslo.", "timestamp": "2024-01-05"})
+    assert mem.reference_time()[0] == datetime(2024, 1, 5, tzinfo=timezone.utc)
+    newer = mem.add({"text": "Ann visited Bergen.", "timestamp": "2024-03-09"})
+    assert mem.reference_time()[0] == datetime(2024, 3, 9, tzinfo=timezone.utc)
+    mem.delete(newer)
+    assert mem.reference_time()[0] == datetime(2024, 1, 5, tzinfo=timezone.utc)
+    with Memory(db_path, embedder="minilm") as other:
+        other.add({"text": "Ann flew to Tromsø.", "timestamp": "2024-06-30"})
+    assert mem.reference_time()[0] == datetime(2024, 6, 30, tzinfo=timezone.utc)

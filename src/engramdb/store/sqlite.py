@@ -68,6 +68,7 @@ class SQLiteStore:
         self._vectors: VectorIndex | None = VectorIndex(int(dim)) if dim else None
         self._lexical = LexicalIndex()
         self._scope_cache: dict[tuple[Any, ...], set[int]] = {}
+        self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
         self._scope_lock = threading.Lock()
         self.gazetteer = Gazetteer()
         self._closed = False
