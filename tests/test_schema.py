@@ -13,6 +13,7 @@ def test_schema_1_file_is_migrated(db_path: Path) -> None:
     with Memory(db_path, embedder="minilm") as mem:
         ids = mem.add(["Alice moved to Berlin in May 2023."])
     conn = apsw.Connection(str(db_path))
+    conn.execute("DROP INDEX entries_ns_dated")
     conn.execute("ALTER TABLE entries DROP COLUMN ts_end")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     # Schema 1 stored entries without the timestamp_end key.
@@ -26,3 +27,8 @@ def test_schema_1_file_is_migrated(db_path: Path) -> None:
         mem.add_conversation([("Bob", "I flew to Oslo last week.")], session_id="s", session_time="2024-03-14")
         fact = mem.search("Oslo trip", k=5, filters={"kind": "fact"})[0]
         assert fact.entry.timestamp_end == "2024-03-11T00:00:00+00:00"
+        # The dated channel's partial index is created on open, and "when" questions use it.
+        plan = mem.store._reader().execute(
+            "EXPLAIN QUERY PLAN SELECT e.rowid FROM entries e WHERE e.namespace = ? AND e.ts_end IS NOT NULL",
+            ["default"]).fetchall()
+        assert "entries_ns_dated" in str(plan)

@@ -35,6 +35,9 @@ CREATE INDEX IF NOT EXISTS entries_ns_ts ON entries(namespace, ts);
 CREATE INDEX IF NOT EXISTS entries_ns_doc ON entries(namespace, doc_id);
 CREATE INDEX IF NOT EXISTS entries_ns_path ON entries(namespace, path);
 CREATE INDEX IF NOT EXISTS entries_ns_session ON entries(namespace, session_id);
+-- The dated channel reads the (few) entries that cover a period; without this partial index
+-- it scanned the namespace (~9 ms at 10k entries).
+CREATE INDEX IF NOT EXISTS entries_ns_dated ON entries(namespace, ts_end) WHERE ts_end IS NOT NULL;
 CREATE TABLE IF NOT EXISTS tags (
     field TEXT NOT NULL, value TEXT NOT NULL, rowid INTEGER NOT NULL,
     PRIMARY KEY (field, value, rowid)
