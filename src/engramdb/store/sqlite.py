@@ -69,6 +69,7 @@ class SQLiteStore:
         self._lexical = LexicalIndex()
         self._scope_cache: dict[tuple[Any, ...], set[int]] = {}
         self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
+        self._trigram_ready = False  # the substring channel's index (built on first use)
         self._scope_lock = threading.Lock()
         self.gazetteer = Gazetteer()
         self._closed = False

@@ -1,4 +1,11 @@
-"""The substring channel: entries containing a query's literal strings (see `text.patterns`)."""
+"""The substring channel: entries containing a query's literal strings (see `text.patterns`).
+
+Literals of three characters or more are looked up in an FTS5 trigram index over the entries'
+text, then verified with ``instr``, so the answer is exactly that of a scan. The index is
+built the first time the channel runs on a writable store (Ping-style presets are opt-in, so
+other users never pay for it) and kept current by triggers. Shorter literals (two-digit
+numbers) and read-only stores without the index fall back to scanning the namespace.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +16,52 @@ from .base import Filters
 if TYPE_CHECKING:  # pragma: no cover
     from .sqlite import SQLiteStore
 
+TRIGRAM_TABLE = "entries_trigram"
+_TRIGRAM_SCHEMA = f"""
+CREATE VIRTUAL TABLE IF NOT EXISTS {TRIGRAM_TABLE}
+    USING fts5(text, content='entries', content_rowid='rowid', tokenize='trigram');
+CREATE TRIGGER IF NOT EXISTS {TRIGRAM_TABLE}_insert AFTER INSERT ON entries BEGIN
+    INSERT INTO {TRIGRAM_TABLE}(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS {TRIGRAM_TABLE}_delete AFTER DELETE ON entries BEGIN
+    INSERT INTO {TRIGRAM_TABLE}({TRIGRAM_TABLE}, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+"""
+
+
+def has_trigram_index(self: "SQLiteStore") -> bool:
+    """Whether the trigram index exists, building it first when the store is writable."""
+    if self._trigram_ready:
+        return True
+    exists = self._reader().execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TRIGRAM_TABLE,)).fetchone()
+    if not exists and not self.read_only:
+        with self._write_lock, self._writer:
+            self._writer.execute(_TRIGRAM_SCHEMA)
+            # 'rebuild' indexes every existing row; later writes go through the triggers.
+            self._writer.execute(f"INSERT INTO {TRIGRAM_TABLE}({TRIGRAM_TABLE}) VALUES ('rebuild')")
+        exists = True
+    self._trigram_ready = bool(exists)
+    return self._trigram_ready
+
 
 def substring(self: "SQLiteStore", patterns: Sequence[str], k: int, namespace: str | None,
               filters: Filters) -> list[tuple[int, float]]:
     """Rows whose text contains any pattern (case-insensitive), most patterns matched first,
-    then the newest. A scan within the namespace and filters: meant for short literal strings."""
+    then the newest."""
     if not patterns:
         return []
     where, params = self._where(namespace, filters)
     matched = " + ".join("(instr(lower(e.text), ?) > 0)" for _ in patterns)
+    scope = ""
+    scope_params: list[object] = []
+    if all(len(p) >= 3 for p in patterns) and has_trigram_index(self):
+        phrases = " OR ".join('"' + p.replace('"', '""') + '"' for p in patterns)
+        scope = f"e.rowid IN (SELECT rowid FROM {TRIGRAM_TABLE} WHERE {TRIGRAM_TABLE} MATCH ?) AND "
+        scope_params = [phrases]
     rows = self._reader().execute(
-        f"SELECT e.rowid, {matched} AS n FROM entries e WHERE {where} AND n > 0 ORDER BY n DESC, e.rowid DESC LIMIT ?",
-        [*patterns, *params, k],
+        f"SELECT e.rowid, {matched} AS n FROM entries e WHERE {scope}{where} AND n > 0 "
+        "ORDER BY n DESC, e.rowid DESC LIMIT ?",
+        [*patterns, *scope_params, *params, k],
     ).fetchall()
     return [(int(rowid), float(n)) for rowid, n in rows]
