@@ -32,6 +32,12 @@ class EngramGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader went away (`engram presets | head`): stop quietly, as Unix tools do.
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(0)
         except EngramError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(1)
