@@ -126,3 +126,39 @@ def test_stage_order_is_data(mem: Memory, tmp_path: Path) -> None:
     assert [h.entry.source.doc_id for h in res.hits].count("d1") > 2
     assert [h.text for h in res.hits].count("Ann's garden has tomatoes and basil.") == 2
     assert [s["stage"] for s in res.trace["stages"]] == ["recall", "fuse", "diversify", "select"]
+
+
+def test_reflection_after_rerank_merges_on_fused_scores(db_path: Path, model_dir: Path, tmp_path: Path) -> None:
+    """A rerank stage rescores the pool in place; before reflection merges in its gap recall,
+    scores go back to fused ones, so the second rerank blends the cross-encoder with each
+    entry's best *fused* score (not with the first rerank's blend)."""
+    import json
+
+    from llm_server import FakeLLMServer
+
+    from engramdb.llm import LLMClient, LLMConfig
+
+    preset = tmp_path / "reflecting.toml"
+    preset.write_text(BASE + f'[rerank]\nmodel = "{model_dir}"\nweight = 0.5\n[plan]\nreflect_rounds = 1\n')
+    gap = {"complete": False, "missing": "bread", "queries": ["banana bread"]}
+    with FakeLLMServer([json.dumps(gap)]) as srv:
+        client = LLMClient(LLMConfig(base_url=srv.base_url, model="m", max_retries=0), sleep=lambda _: None)
+        with Memory(db_path, embedder="minilm", llm=client) as mem:
+            mem.add(DOCS)
+            res = mem.search("apple banana pie", k=4, preset=str(preset), explain=True)
+    by_stage = {s["stage"]: s for s in res.trace["stages"]}
+    assert "skipped" not in by_stage["reflect"] and "rerank (gap 1)" in by_stage
+    fused: dict[str, float] = {}
+    for name in ("fuse", "fuse (gap 1)"):
+        for c in by_stage[name]["candidates"]:
+            fused[c["id"]] = max(fused.get(c["id"], float("-inf")), c["score"])
+
+    def minmax(values: dict[str, float]) -> dict[str, float]:
+        lo, hi = min(values.values()), max(values.values())
+        return {k: (v - lo) / (hi - lo) for k, v in values.items()}
+
+    raw = minmax({h.id: h.channels["rerank"].score for h in res.hits})
+    best = minmax({h.id: fused[h.id] for h in res.hits})
+    assert len(res.hits) == 4
+    for h in res.hits:
+        assert h.score == pytest.approx(0.5 * raw[h.id] + 0.5 * best[h.id], abs=1e-5)

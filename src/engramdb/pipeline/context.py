@@ -32,7 +32,9 @@ class SearchContext:
     explain: bool = False
     reflect: bool = True
     plan: QueryPlan = field(default_factory=lambda: QueryPlan(query=""))
-    label: str = ""  # " (retry)", " (gap 1)": which recall round a stage record belongs to
+    # Each candidate's fused score (its best over recall rounds), so stages that rescore in
+    # place (rerank) can be undone before reflection merges in more candidates.
+    fused_scores: dict[int, float] = field(default_factory=dict)
 
 
 class Stage(Protocol):

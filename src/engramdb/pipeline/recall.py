@@ -121,6 +121,9 @@ class FuseStage:
         if preset.fusion in ("weighted", "rrf"):
             rec["weights"] = weights
         rec["n"] = len(fused)
+        for c in fused:
+            if c.score > ctx.fused_scores.get(c.rowid, float("-inf")):
+                ctx.fused_scores[c.rowid] = c.score
         return fused
 
 

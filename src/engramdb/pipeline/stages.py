@@ -212,6 +212,11 @@ class ReflectStage:
             gap_plan = replace(ctx.plan, query=judgement.gap_queries[0], sub_queries=judgement.gap_queries,
                                keywords=[], routes=[])
             more = engine.retrieve(ctx, gap_plan, f" (gap {round_ + 1})")
+            # Back to fused scores before merging (a rerank stage rescored the pool in place),
+            # so old and new candidates compete on one scale; the post-fusion stages run again.
+            for c in candidates:
+                c.score = ctx.fused_scores.get(c.rowid, c.score)
+                c.channels.pop("rerank", None)
             candidates = engine.after_fusion(ctx, merge_candidates(candidates, more), f" (gap {round_ + 1})")
         return candidates
 
