@@ -341,8 +341,8 @@ def presets_cmd(preset: str | None, as_json: bool, as_toml: bool) -> None:
     from .pipeline.presets import PRESET_NAMES, load_preset, preset_source, preset_to_dict
 
     if preset is None:
-        rows = [{"name": n, "stages": list(load_preset(n).stages), "description": load_preset(n).description}
-                for n in PRESET_NAMES]
+        rows = [{"name": p.name, "stages": list(p.stages), "description": p.description}
+                for p in map(load_preset, PRESET_NAMES)]
         if as_json:
             _print_json(rows)
             return

@@ -7,6 +7,20 @@ import math
 from ..model import Candidate, ChannelScore
 
 
+def candidates_from(channel_results: dict[str, list[tuple[int, float]]]) -> dict[int, Candidate]:
+    """Every row any channel found, each with every channel's 1-based rank and raw score."""
+    fused: dict[int, Candidate] = {}
+    for channel, results in channel_results.items():
+        for rank, (rowid, raw) in enumerate(results, start=1):
+            fused.setdefault(rowid, Candidate(rowid=rowid)).channels[channel] = ChannelScore(rank=rank, score=raw)
+    return fused
+
+
+def ordered(fused: dict[int, Candidate]) -> list[Candidate]:
+    """Best score first; ties on the best single-channel rank, then rowid (deterministic)."""
+    return sorted(fused.values(), key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid))
+
+
 def rrf(
     channel_results: dict[str, list[tuple[int, float]]],
     weights: dict[str, float],
@@ -18,19 +32,10 @@ def rrf(
     survive. Each candidate keeps every channel's 1-based rank and raw score. Ties break on
     the best single-channel rank, then rowid, so the order is deterministic.
     """
-    fused: dict[int, Candidate] = {}
-    for channel, results in channel_results.items():
-        weight = weights.get(channel, 1.0)
-        for rank, (rowid, raw) in enumerate(results, start=1):
-            cand = fused.get(rowid)
-            if cand is None:
-                cand = fused[rowid] = Candidate(rowid=rowid)
-            cand.channels[channel] = ChannelScore(rank=rank, score=raw)
-            cand.score += weight / (k + rank)
-    return sorted(
-        fused.values(),
-        key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid),
-    )
+    fused = candidates_from(channel_results)
+    for cand in fused.values():
+        cand.score = sum(weights.get(channel, 1.0) / (k + cs.rank) for channel, cs in cand.channels.items())
+    return ordered(fused)
 
 
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
@@ -74,7 +79,7 @@ def weighted(
     """
     normalized: dict[str, dict[int, float]] = {}
     floors: dict[str, float] = {}
-    fused: dict[int, Candidate] = {}
+    fused = candidates_from(channel_results)
     for channel, results in channel_results.items():
         raw_scores = [raw for _, raw in results]
         if normalization != "none" and raw_scores and min(raw_scores) == max(raw_scores):
@@ -87,11 +92,6 @@ def weighted(
             floor = min(values) if values else 0.0
         normalized[channel] = {rowid: v for (rowid, _), v in zip(results, values)}
         floors[channel] = floor
-        for rank, (rowid, raw) in enumerate(results, start=1):
-            cand = fused.get(rowid)
-            if cand is None:
-                cand = fused[rowid] = Candidate(rowid=rowid)
-            cand.channels[channel] = ChannelScore(rank=rank, score=raw)
     active = [channel for channel in channel_results if channel_results[channel]]
     total = sum(weights.get(channel, 1.0) for channel in active) or 1.0
     for rowid, cand in fused.items():
@@ -100,23 +100,7 @@ def weighted(
         if calibration is not None:
             a, b = calibration
             cand.score = 1.0 / (1.0 + math.exp(-(a * cand.score / total + b)))
-    return sorted(
-        fused.values(),
-        key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid),
-    )
-
-
-def _candidates(channel_results: dict[str, list[tuple[int, float]]]) -> dict[int, Candidate]:
-    """Every row any channel found, each with every channel's 1-based rank and raw score."""
-    fused: dict[int, Candidate] = {}
-    for channel, results in channel_results.items():
-        for rank, (rowid, raw) in enumerate(results, start=1):
-            fused.setdefault(rowid, Candidate(rowid=rowid)).channels[channel] = ChannelScore(rank=rank, score=raw)
-    return fused
-
-
-def _ordered(fused: dict[int, Candidate]) -> list[Candidate]:
-    return sorted(fused.values(), key=lambda c: (-c.score, min(cs.rank for cs in c.channels.values()), c.rowid))
+    return ordered(fused)
 
 
 def union(channel_results: dict[str, list[tuple[int, float]]], order: list[str]) -> list[Candidate]:
@@ -125,7 +109,7 @@ def union(channel_results: dict[str, list[tuple[int, float]]], order: list[str])
     No score is combined; a candidate's score is ``1 / position`` in that list, so the order
     is exactly SimpleMem's and does not depend on k.
     """
-    fused = _candidates(channel_results)
+    fused = candidates_from(channel_results)
     position = 0
     seen: set[int] = set()
     for channel in [c for c in order if c in channel_results] + [c for c in channel_results if c not in order]:
@@ -134,7 +118,7 @@ def union(channel_results: dict[str, list[tuple[int, float]]], order: list[str])
                 seen.add(rowid)
                 position += 1
                 fused[rowid].score = 1.0 / position
-    return _ordered(fused)
+    return ordered(fused)
 
 
 def max_score(channel_results: dict[str, list[tuple[int, float]]], fixed: tuple[str, ...] = ("lexical", "substring"),
@@ -143,10 +127,10 @@ def max_score(channel_results: dict[str, list[tuple[int, float]]], fixed: tuple[
 
     Kept as the design had it, keyword-first: any keyword hit outranks every vector-only hit.
     """
-    fused = _candidates(channel_results)
+    fused = candidates_from(channel_results)
     for cand in fused.values():
         cand.score = max(1.0 if name in fixed else cs.score for name, cs in cand.channels.items())
-    return _ordered(fused)
+    return ordered(fused)
 
 
 def route(channel_results: dict[str, list[tuple[int, float]]], best_weight: float = 0.82, k: int = 60,
@@ -157,7 +141,7 @@ def route(channel_results: dict[str, list[tuple[int, float]]], best_weight: floa
     it; the RRF part is ``Σ 1 / (k + rank)`` divided by the largest such sum, so both parts lie
     in [0, 1].
     """
-    fused = _candidates(channel_results)
+    fused = candidates_from(channel_results)
     normalized: dict[str, dict[int, float]] = {}
     for channel, results in channel_results.items():
         values = _normalize([raw for _, raw in results], "minmax")
@@ -167,7 +151,7 @@ def route(channel_results: dict[str, list[tuple[int, float]]], best_weight: floa
     for rowid, cand in fused.items():
         best = max(normalized[name][rowid] for name in cand.channels)
         cand.score = best_weight * best + (1 - best_weight) * rrf_sums[rowid] / top
-    return _ordered(fused)
+    return ordered(fused)
 
 
 def route_slots(fused: list[Candidate], k: int) -> tuple[list[Candidate], dict[str, int]]:

@@ -9,6 +9,7 @@ The full reference is docs/PRESETS.md.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -104,7 +105,9 @@ def preset_source(name: str) -> str | None:
     return _shipped().get(name)
 
 
+@functools.lru_cache(maxsize=1)
 def _shipped() -> dict[str, str]:
+    """The shipped presets' TOML by name (package data: read once)."""
     folder = resources.files("engramdb.pipeline").joinpath("presets")
     return {p.name[:-5]: p.read_text(encoding="utf-8") for p in folder.iterdir() if p.name.endswith(".toml")}
 

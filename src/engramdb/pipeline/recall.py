@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..model import Candidate, ChannelScore
+from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .context import SearchContext
-from .fuse import max_score, route, route_slots, rrf, union, weighted
+from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
 
 Rows = list[tuple[int, float]]
 
@@ -69,10 +69,7 @@ class RecallStage:
                                         "top_score": round(rows[0][1], 6) if rows else None}
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.sub_queries)
-        found: dict[int, Candidate] = {}
-        for channel, rows in results.items():
-            for rank, (rowid, raw) in enumerate(rows, start=1):
-                found.setdefault(rowid, Candidate(rowid=rowid)).channels[channel] = ChannelScore(rank=rank, score=raw)
+        found = candidates_from(results)
         rec["n"] = len(found)
         return list(found.values())
 

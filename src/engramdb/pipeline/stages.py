@@ -54,9 +54,9 @@ class GateStage:
         if not gate.active:
             rec["skipped"] = "no gates set"
             return candidates
-        candidates = attach_entries(ctx, candidates)  # the cross-lingual test reads the entries' script
-        coverage = _coverage(ctx, candidates)
-        kept = gate.apply(candidates, ctx.query, coverage)
+        if gate.cross_lingual:  # the only floor that reads the entries' text (their script)
+            candidates = attach_entries(ctx, candidates)
+        kept = gate.apply(candidates, ctx.query, _coverage(ctx, candidates))
         rec["n_in"], rec["n_out"] = len(candidates), len(kept)
         if kept or not candidates or not self.retry:
             return kept
@@ -65,7 +65,8 @@ class GateStage:
         again = ctx.engine.retrieve(ctx, simple, " (retry)")
         relaxed = gate.relaxed()
         if relaxed is not None and again:
-            again = attach_entries(ctx, again)
+            if gate.cross_lingual:
+                again = attach_entries(ctx, again)
             again = relaxed.apply(again, ctx.query, _coverage(ctx, again))
         rec["retry"] = {"gates": "relaxed" if relaxed is not None else "off", "n_out": len(again)}
         return again

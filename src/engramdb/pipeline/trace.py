@@ -13,8 +13,7 @@ class Trace:
     ``info`` holds what applies to the whole search (preset, stage order, namespace, filters).
     """
 
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
+    def __init__(self) -> None:
         self.info: dict[str, Any] = {}
         self.stages: list[dict[str, Any]] = []
 
@@ -31,5 +30,5 @@ class Trace:
             record["ms"] = round((time.perf_counter() - start) * 1000, 3)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.info, "stages": self.stages,
-                "total_ms": round(sum(s["ms"] for s in self.stages if "ms" in s and " (" not in s["stage"]), 3)}
+        """The search-wide info and the stage records (the caller adds ``total_ms``)."""
+        return {**self.info, "stages": self.stages}

@@ -79,9 +79,9 @@ def newest_timestamp(self: "SQLiteStore", namespace: str | None) -> str | None:
     conn = self._reader()
     # Asked on every search, but it only changes with a write: cached per write sequence
     # (finding it scans the namespace's timestamps, ~10 ms at 10k entries).
-    key = (namespace, self._seqs(conn))
+    seqs = self._seqs(conn)
     cached = self._newest_cache.get(namespace)
-    if cached is not None and cached[0] == key:
+    if cached is not None and cached[0] == seqs:
         return cached[1]
     scope, params = ("namespace = ? AND ", [namespace]) if namespace is not None else ("", [])
     newest: str | None = None
@@ -94,5 +94,5 @@ def newest_timestamp(self: "SQLiteStore", namespace: str | None) -> str | None:
             break
     if len(self._newest_cache) > 64:
         self._newest_cache.clear()
-    self._newest_cache[namespace] = (key, newest)
+    self._newest_cache[namespace] = (seqs, newest)
     return newest
