@@ -144,7 +144,7 @@ def test_failed_batch_rolls_back_completely(mem: Memory):
     vectors = list(mem.embedder.embed_documents([e.text for e in entries]))
     vectors[5] = vectors[5][:100]  # a bad vector on the last row: the insert fails after 5 rows
     with pytest.raises(EngramError, match="vector 5 has shape"):
-        mem.store.upsert(entries, vectors)
+        mem.store.upsert("default", entries, vectors)
     after = (mem.count(), len(mem.search("kept", k=10, preset="lexical")), mem.stats()["vectors"])
     assert after == before
     assert mem.search("new entry", k=10, preset="lexical").hits == []
@@ -152,7 +152,7 @@ def test_failed_batch_rolls_back_completely(mem: Memory):
     mem.add(entries)
     assert mem.count() == 8
     # A concurrent writer's duplicate is skipped, not an error.
-    mem.store.upsert(entries[:1], mem.embedder.embed_documents([entries[0].text]))
+    mem.store.upsert("default", entries[:1], mem.embedder.embed_documents([entries[0].text]))
     assert mem.count() == 8
 
 

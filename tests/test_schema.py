@@ -6,7 +6,8 @@ from pathlib import Path
 
 import apsw
 
-from engramdb import Memory
+from engramdb import Entry, Memory
+from engramdb.store.base import Filters
 
 
 def test_schema_1_file_is_migrated(db_path: Path) -> None:
@@ -20,7 +21,7 @@ def test_schema_1_file_is_migrated(db_path: Path) -> None:
     conn.execute("UPDATE entries SET data = json_remove(data, '$.timestamp_end')")
     conn.close()
     with Memory(db_path) as mem:
-        assert mem.stats()["schema_version"] == "2"
+        assert mem.stats()["schema_version"] == "3"
         assert mem.add(["Alice moved to Berlin in May 2023."]) == ids
         assert mem.count() == 1  # the old entry is recognised as unchanged, not duplicated
         assert mem.search("Berlin", k=1)[0].id == ids[0]
@@ -32,3 +33,32 @@ def test_schema_1_file_is_migrated(db_path: Path) -> None:
             "EXPLAIN QUERY PLAN SELECT e.rowid FROM entries e WHERE e.namespace = ? AND e.ts_end IS NOT NULL",
             ["default"]).fetchall()
         assert "entries_ns_dated" in str(plan)
+
+
+def test_schema_2_file_from_the_last_release_is_migrated(tmp_path: Path) -> None:
+    """tests/fixtures/stores/store_v2.db was written by the release before ids were scoped
+    to their namespace (schema 2, rollback journal, trigram index built by a `ping` search)."""
+    import shutil
+
+    path = tmp_path / "v2.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "stores" / "store_v2.db", path)
+    with Memory(path, namespace="alice") as mem:
+        before = {e.id: e.to_dict() for e in mem.get(mem.store.ids("alice", Filters()))}
+        stats = mem.stats()
+        assert stats["schema_version"] == "3"
+        assert stats["count"] == 22 and stats["vectors"] == 22
+        after = {e.id: e.to_dict() for e in mem.get(list(before))}
+        assert after == before  # nothing lost or changed
+        assert mem.search("v2.3.1 release", k=1, preset="ping")[0].text.startswith("Release v2.3.1")
+        assert mem.search("Where did Alice move?", k=1)[0].text.startswith("Alice moved")
+        # Ids are now per namespace: Bob may use the id Alice uses, and neither sees the other's.
+        mem.add([Entry(id="note-1", text="Bob's own first note.")], namespace="bob")
+        assert mem.get("note-1")[0].text == "Alice's note with a user-chosen id."
+        assert mem.get("note-1", namespace="bob")[0].text == "Bob's own first note."
+        turn_ids = set(mem.store.ids("alice", Filters(kinds=["turn"])))
+        facts = mem.get(mem.store.ids("alice", Filters(session_id="s1", kinds=["fact"])))
+        assert facts and all(f.derived_from and set(f.derived_from) <= turn_ids for f in facts)
+    conn = apsw.Connection(str(path))
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()

@@ -1,4 +1,9 @@
-"""Engram's exceptions: one base class so callers (and the CLI) can catch them all."""
+"""Engram's exceptions: one base class so callers (and the CLI) can catch them all.
+
+Nothing from the SQLite driver escapes a public call: `store.connection.driver_errors`
+turns it into one of the `StoreError` classes below, so a caller (and later a server)
+can tell bad input (`InputError`, HTTP 400) from a store problem (`StoreError`).
+"""
 
 
 class EngramError(Exception):
@@ -15,3 +20,23 @@ class ModelMismatchError(EngramError):
 
 class EmbedderUnavailable(EngramError):
     """An embedding model or endpoint cannot be loaded or reached."""
+
+
+class StoreError(EngramError):
+    """The store file cannot be used as asked (base class of the store errors)."""
+
+
+class NotAStoreError(StoreError):
+    """The path holds something that is not an Engram store (another file or database)."""
+
+
+class ReadOnlyStoreError(StoreError):
+    """A write was asked of a store opened read-only, or of a file the process cannot write."""
+
+
+class StoreBusyError(StoreError):
+    """Another process held the store's write lock for longer than the busy timeout."""
+
+
+class StoreCorruptError(StoreError):
+    """SQLite reports the file as damaged."""

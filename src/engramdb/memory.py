@@ -13,7 +13,8 @@ from .conversation import Conversation, ConversationReport, Extractor, Turn, bui
 from .conversation.ingest import turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
-from .model import Entry, SearchResult, normalize_timestamp
+from .model import Entry, SearchResult
+from .validation import check_name, check_unicode, normalize_timestamp
 from .pipeline.presets import Preset, load_preset
 from .plan.base import Planner
 from .pipeline.search import SearchPipeline
@@ -25,6 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .llm import LLMClient
 
 DEFAULT_DB = "engram.db"
+MAX_QUERY_CHARS = 20_000  # default cap on a query's length (Memory(max_query_chars=...))
+MAX_K = 1_000  # most results one search returns
 ProgressCallback = Callable[[int, int], None]
 
 
@@ -50,6 +53,9 @@ class Memory:
     ``reranker`` is the cross-encoder for presets with a rerank stage: a directory with
     ``model.onnx`` and ``tokenizer.json``, or any object with ``score(query, texts)``;
     without one it is read from ``ENGRAM_RERANKER`` (a preset's ``[rerank] model`` wins).
+    ``read_only`` opens the file without ever writing to it (every write raises
+    `ReadOnlyStoreError`); ``max_query_chars`` caps the length of a query (longer ones raise
+    `InputError`; processing is linear in the length anyway, the cap bounds the cost).
     """
 
     def __init__(
@@ -62,9 +68,16 @@ class Memory:
         cache_dir: str | Path | None = None,
         llm: "LLMClient | None" = None,
         reranker: "str | Path | Reranker | None" = None,
+        max_query_chars: int = MAX_QUERY_CHARS,
     ) -> None:
         self.path = str(path or default_db_path())
-        self.namespace = namespace
+        try:
+            self.namespace = check_name(namespace, "namespace")
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        if isinstance(embedder, str):
+            model_name(embedder)  # an unknown name fails here, before the file is created
+        self.max_query_chars = max_query_chars
         self.store = SQLiteStore(self.path, read_only=read_only)
         self._embedder_spec = embedder
         self._cache_dir = cache_dir
@@ -92,12 +105,21 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        """Persist the vector graph (if any) and close the file."""
+        """Persist the vector graph (if any, best effort) and close the file."""
         self._executor.shutdown(wait=True)
         try:
-            self.store.save_vector_snapshot()
+            self.store.save_vector_snapshot()  # never fails on another process's lock
         finally:
             self.store.close()
+
+    def _scope(self, namespace: str | None) -> str:
+        """The namespace a call acts in: the one it names, else this Memory's."""
+        if namespace is None:
+            return self.namespace
+        try:
+            return check_name(namespace, "namespace")
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
 
     # -- embedder ------------------------------------------------------------------------
     @property
@@ -129,14 +151,17 @@ class Memory:
         Plain strings become entries of ``kind``. Entries already stored unchanged are
         skipped (re-adding is a no-op). All items are validated first, so a bad item raises
         `InputError` before anything is written; then each batch of ``batch_size`` is one
-        transaction.
+        transaction. Everything is written to ``namespace`` (default: this Memory's); an
+        entry naming another namespace is refused. An ``id`` is the entry's name within its
+        namespace: the same id in another namespace is another entry.
         """
         if isinstance(items, (str, Entry, dict)):
             items = [items]
-        entries = self._normalize(items, namespace or self.namespace, kind)
+        ns = self._scope(namespace)
+        entries = self._normalize(items, ns, kind)
         total = len(entries)
         for start in range(0, total, batch_size):
-            self.write_batch(entries[start : start + batch_size])
+            self.write_batch(entries[start : start + batch_size], namespace=ns)
             if progress is not None:
                 progress(min(start + batch_size, total), total)
         return [e.id for e in entries]  # type: ignore[misc]
@@ -153,19 +178,22 @@ class Memory:
                     entry = item
                 else:
                     raise ValueError(f"expected a string, Entry or dict, got {type(item).__name__}")
-                # An entry left in the "default" namespace takes the call's namespace.
-                own = entry.namespace if entry.namespace not in ("", "default") else None
-                entries.append(entry.normalized(own or namespace))
-            except (ValueError, TypeError) as exc:
+                entries.append(entry.normalized(namespace))
+            except (ValueError, TypeError, RecursionError) as exc:
                 raise InputError(f"item {index}: {exc}") from exc
         return entries
 
-    def write_batch(self, entries: Sequence[Entry], stale_ids: Sequence[str] = ()) -> tuple[int, int]:
-        """Write normalised entries in one transaction (also deleting `stale_ids`).
+    def write_batch(self, entries: Sequence[Entry], stale_ids: Sequence[str] = (), *,
+                    namespace: str | None = None) -> tuple[int, int]:
+        """Write normalised entries of one namespace in one transaction (also deleting
+        `stale_ids` of that namespace).
 
         Returns (written, unchanged). Embedding happens before the transaction opens, so a
         slow model never holds the write lock.
         """
+        ns = self._scope(namespace if namespace is not None else (entries[0].namespace if entries else None))
+        if any(e.namespace != ns for e in entries):
+            raise InputError(f"a write batch holds entries of one namespace ({ns!r})")
         unique = list({e.id: e for e in entries}.values())
         new, unchanged, changed = self.store.classify(unique)
         todo = new + changed
@@ -173,7 +201,7 @@ class Memory:
             return 0, len(unchanged)
         vectors = self.embedder.embed_documents([e.text for e in todo]) if todo else None
         replace = [e.id for e in changed] + [i for i in stale_ids if i not in {e.id for e in unique}]
-        self.store.upsert(todo, vectors, replace=replace)  # type: ignore[arg-type]
+        self.store.upsert(ns, todo, vectors, replace=replace)  # type: ignore[arg-type]
         return len(todo), len(unchanged)
 
     def add_conversation(
@@ -199,7 +227,7 @@ class Memory:
         report = ConversationReport(extractor=None)
         chosen = get_extractor(extractor, self.llm)
         report.extractor = chosen.name if chosen else None
-        write_session(self, conversation, namespace or self.namespace, chosen, report)
+        write_session(self, conversation, self._scope(namespace), chosen, report)
         return report
 
     def add_turn(
@@ -218,8 +246,8 @@ class Memory:
         Earlier turns of the session are kept; the session's other speakers are used to
         resolve "you". ``timestamp`` defaults to now.
         """
-        ns = namespace or self.namespace
-        earlier = self.store.get(self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))
+        ns = self._scope(namespace)
+        earlier = self.store.get(ns, self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))
         sid, parsed, _ = build_turns([{"speaker": speaker, "text": text, "turn_id": turn_id}], session_id,
                                      timestamp, first_index=len(earlier) + 1)
         speakers = [e.source.speaker for e in earlier if e.source.speaker]
@@ -247,9 +275,17 @@ class Memory:
         parsed = Filters.parse(filters)
         if ids is None and parsed.is_empty() and not all:
             raise InputError("delete needs ids or filters (or all=True to empty the namespace)")
+        ids = self._ids(ids) if ids is not None else None
+        return self.store.delete(self._scope(namespace), ids=ids, filters=parsed)
+
+    @staticmethod
+    def _ids(ids: Sequence[str] | str) -> list[str]:
         if isinstance(ids, str):
             ids = [ids]
-        return self.store.delete(namespace or self.namespace, ids=list(ids) if ids is not None else None, filters=parsed)
+        try:
+            return [check_name(i, "id") for i in ids]
+        except (ValueError, TypeError) as exc:
+            raise InputError(str(exc)) from None
 
     # -- reads ---------------------------------------------------------------------------
     def search(
@@ -279,15 +315,22 @@ class Memory:
         """
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be a non-empty string")
-        if k < 1:
-            raise InputError("k must be at least 1")
+        try:
+            check_unicode(query, "query")
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        if len(query) > self.max_query_chars:
+            raise InputError(f"query is {len(query):,} characters long; the limit is {self.max_query_chars:,} "
+                             "(Memory(max_query_chars=...))")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise InputError(f"k must be an integer from 1 to {MAX_K}, not {k!r:.20}")
         parsed = Filters.parse(filters)
         chosen = load_preset(preset)
         embedder = self.embedder if "semantic" in chosen.channels else None
         plan_with, reflector = self._planning(planner or chosen.planner, chosen.reflect_rounds)
         pipeline = SearchPipeline(self.store, embedder, self._executor, planner=plan_with, reflector=reflector,
                                   reranker=self._reranking(chosen))
-        ns = namespace or self.namespace
+        ns = self._scope(namespace)
         reference, origin = self.reference_time(ns, now)
         result = pipeline.run(query, k, chosen, ns, parsed, group_by=group_by, now=reference, explain=explain,
                               reflect=reflect)
@@ -337,24 +380,26 @@ class Memory:
         (``"given"``, ``"newest entry"`` or ``"clock"``)."""
         if now is not None:
             try:
-                return datetime.fromisoformat(normalize_timestamp(now)), "given"  # type: ignore[arg-type]
+                given = normalize_timestamp(now, "now")
             except ValueError as exc:
-                raise InputError(f"now: {exc}") from exc
-        newest = self.store.newest_timestamp(namespace or self.namespace)
+                raise InputError(str(exc)) from None
+            if given is None:
+                raise InputError("now must be an ISO 8601 time (e.g. 2024-03-14T09:00:00), not empty")
+            return datetime.fromisoformat(given), "given"
+        newest = self.store.newest_timestamp(self._scope(namespace))
         if newest:
             return datetime.fromisoformat(newest), "newest entry"
         return datetime.now(timezone.utc).replace(microsecond=0), "clock"
 
-    def get(self, ids: Sequence[str] | str) -> list[Entry]:
-        """Entries by id (missing ids are skipped), in the order asked."""
-        if isinstance(ids, str):
-            ids = [ids]
-        return self.store.get(list(ids))
+    def get(self, ids: Sequence[str] | str, *, namespace: str | None = None) -> list[Entry]:
+        """Entries of the namespace by id, in the order asked. Ids it does not hold — missing,
+        or another namespace's — are skipped: scope is a hard boundary."""
+        return self.store.get(self._scope(namespace), self._ids(ids))
 
     def count(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
               all_namespaces: bool = False) -> int:
         """How many entries match (in this namespace unless ``all_namespaces``)."""
-        ns = None if all_namespaces else (namespace or self.namespace)
+        ns = None if all_namespaces else self._scope(namespace)
         return self.store.count(ns, Filters.parse(filters))
 
     def stats(self) -> dict[str, Any]:
@@ -370,7 +415,7 @@ class Memory:
         Conversations get facts from ``extractor``. See `engramdb.ingest`."""
         from .ingest import import_path
 
-        return import_path(self, Path(path), namespace=namespace or self.namespace, progress=progress,
+        return import_path(self, Path(path), namespace=self._scope(namespace), progress=progress,
                            format=format, extractor=get_extractor(extractor, self.llm))
 
 

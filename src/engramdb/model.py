@@ -12,6 +12,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+from .validation import (
+    check_json_object, check_name, check_optional_str, check_str, check_str_list, normalize_timestamp,
+)
+
 Kind = Literal["fact", "turn", "chunk"]
 KINDS: tuple[str, ...] = ("fact", "turn", "chunk")
 
@@ -44,42 +48,31 @@ class Source:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "Source":
-        if not data:
+        if data is None:
             return cls()
+        if not isinstance(data, dict):
+            raise ValueError(f"source must be a JSON object with the fields {', '.join(cls.__dataclass_fields__)}"
+                             f" (e.g. {{\"path\": \"notes/a.md\"}}), not {type(data).__name__}")
         known = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
         unknown = sorted(set(data) - set(known))
         if unknown:
-            raise ValueError(f"unknown source field(s): {', '.join(unknown)}")
-        if "heading_path" in known and known["heading_path"] is None:
-            known["heading_path"] = []
-        if known.get("chunk_index") is not None:
-            known["chunk_index"] = int(known["chunk_index"])
-        return cls(**known)
+            raise ValueError(f"unknown source field(s): {', '.join(map(str, unknown))}")
+        return cls(**known).checked()
 
-
-def normalize_timestamp(value: str | datetime | None) -> str | None:
-    """Return an ISO 8601 timestamp in UTC, or None.
-
-    Timezone rule: an aware value is converted to UTC; a naive value (no offset) is taken
-    to *be* UTC. Conversations usually carry local wall-clock times with no zone, and
-    treating them as UTC keeps "8 May 2023, 1:56 pm" on 8 May whatever the machine's zone.
-    Date-only strings ("2023-05-08") mean midnight of that day.
-    """
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if text.endswith("Z"):
-            text = text[:-1] + "+00:00"
-        try:
-            dt = datetime.fromisoformat(text)
-        except ValueError as exc:
-            raise ValueError(f"timestamp {value!r} is not ISO 8601 (e.g. 2023-05-08T13:56:00)") from exc
-    else:
-        dt = value
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).isoformat(timespec="seconds")
+    def checked(self) -> "Source":
+        """A validated copy: text fields are strings, `chunk_index` a non-negative integer."""
+        index = self.chunk_index
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < 2**63):
+            raise ValueError(f"source.chunk_index must be a non-negative integer, not {index!r:.40}")
+        return Source(
+            doc_id=check_optional_str(self.doc_id, "source.doc_id"),
+            path=check_optional_str(self.path, "source.path"),
+            chunk_index=index,
+            heading_path=check_str_list(self.heading_path, "source.heading_path"),
+            session_id=check_optional_str(self.session_id, "source.session_id"),
+            turn_id=check_optional_str(self.turn_id, "source.turn_id"),
+            speaker=check_optional_str(self.speaker, "source.speaker"),
+        )
 
 
 def timestamp_epoch(value: str | None) -> float | None:
@@ -103,7 +96,7 @@ class Entry:
 
     text: str
     kind: str = "fact"
-    namespace: str = "default"
+    namespace: str | None = None  # None: the namespace of the call that stores it
     id: str | None = None
     timestamp: str | None = None
     timestamp_end: str | None = None
@@ -118,41 +111,45 @@ class Entry:
     created_at: str | None = None
 
     def normalized(self, namespace: str | None = None) -> "Entry":
-        """Validate and fill defaults (namespace, UTC timestamp, stable id). Raises ValueError."""
-        if not isinstance(self.text, str) or not self.text.strip():
+        """Validate every field and fill defaults (namespace, UTC timestamps, stable id).
+
+        `namespace` is the namespace of the call storing the entry; an entry that names
+        another one is refused rather than moved there. Raises ValueError naming the field.
+        """
+        text = check_str(self.text, "entry text")
+        if not text.strip():
             raise ValueError("entry text must be a non-empty string")
         if self.kind not in KINDS:
-            raise ValueError(f"entry kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
-        ns = namespace or self.namespace or "default"
-        if not isinstance(self.metadata, dict):
-            raise ValueError("entry metadata must be a JSON object")
-        for name in ("persons", "entities", "keywords", "derived_from"):
-            values = getattr(self, name)
-            if isinstance(values, str) or not all(isinstance(v, str) for v in values):
-                raise ValueError(f"entry {name} must be a list of strings")
-        json.dumps(self.metadata)  # raises TypeError early for non-JSON metadata
+            raise ValueError(f"entry kind must be one of {', '.join(KINDS)}, not {self.kind!r:.40}")
+        own = None if self.namespace is None else check_name(self.namespace, "entry namespace")
+        if namespace is not None and own is not None and own != namespace:
+            raise ValueError(f"entry namespace {own!r} differs from the namespace it is written to ({namespace!r}); "
+                             "drop the field or write to that namespace")
+        ns = check_name(namespace or own or "default", "namespace")
+        source = self.source if isinstance(self.source, Source) else Source.from_dict(self.source)
         entry = Entry(
-            text=self.text,
+            text=text,
             kind=self.kind,
             namespace=ns,
             timestamp=normalize_timestamp(self.timestamp),
-            timestamp_end=normalize_timestamp(self.timestamp_end),
-            persons=_dedupe(self.persons),
-            entities=_dedupe(self.entities),
-            keywords=_dedupe(self.keywords),
-            location=self.location or None,
-            topic=self.topic or None,
-            source=self.source if isinstance(self.source, Source) else Source.from_dict(self.source),
-            metadata=dict(self.metadata),
-            derived_from=list(self.derived_from),
-            created_at=self.created_at,
+            timestamp_end=normalize_timestamp(self.timestamp_end, "timestamp_end"),
+            persons=_dedupe(check_str_list(self.persons, "entry persons")),
+            entities=_dedupe(check_str_list(self.entities, "entry entities")),
+            keywords=_dedupe(check_str_list(self.keywords, "entry keywords")),
+            location=check_optional_str(self.location, "entry location"),
+            topic=check_optional_str(self.topic, "entry topic"),
+            source=source.checked(),
+            metadata=dict(check_json_object(self.metadata, "entry metadata")),
+            derived_from=check_str_list(self.derived_from, "entry derived_from"),
+            created_at=normalize_timestamp(self.created_at, "created_at"),
         )
         if entry.timestamp_end is not None:
             if entry.timestamp is None:
                 raise ValueError("timestamp_end needs a timestamp (the start of the period)")
             if timestamp_epoch(entry.timestamp_end) < timestamp_epoch(entry.timestamp):  # type: ignore[operator]
                 raise ValueError(f"timestamp_end {entry.timestamp_end} is before timestamp {entry.timestamp}")
-        entry.id = self.id or stable_id(ns, entry.kind, entry.source, entry.text)
+        entry.id = check_name(self.id, "entry id") if self.id is not None else \
+            stable_id(ns, entry.kind, entry.source, entry.text)
         return entry
 
     def to_dict(self) -> dict[str, Any]:
@@ -193,7 +190,7 @@ class Entry:
                 values[name] = []
         if values.get("metadata") is None:
             values["metadata"] = {}
-        return cls(**values)
+        return cls(**values)  # every value is checked by `normalized`
 
 
 def _dedupe(values: list[str]) -> list[str]:

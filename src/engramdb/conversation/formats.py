@@ -13,12 +13,12 @@ Every reader validates the whole file before anything is written; a problem rais
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
+from ..jsonfile import jsonl_objects, read_json
 from .model import Conversation, Turn, as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,7 +31,10 @@ _SKIPPED_ROLES = {"system", "developer", "tool", "function"}
 def _time(value: Any) -> datetime | None:
     """ISO text, or epoch seconds (OpenAI exports use ``create_time``/``created`` numbers)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, tz=timezone.utc)
+        try:
+            return datetime.fromtimestamp(value, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"timestamp {value!r:.30} is out of range as epoch seconds") from None
     if value is not None and not isinstance(value, str):
         raise ValueError(f"timestamp must be ISO 8601 text or epoch seconds, got {type(value).__name__}")
     try:
@@ -41,26 +44,11 @@ def _time(value: Any) -> datetime | None:
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from exc
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    yield number, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{path}:{number}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
+    return jsonl_objects(path)
 
 
 def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
+    return read_json(path)
 
 
 def _first_jsonl(path: Path) -> Any:

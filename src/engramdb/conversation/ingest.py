@@ -102,7 +102,7 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
     ``replace=False`` appends instead (earlier turns and facts stay); ``context`` gives stored
     turns (with their entry ids) the extractor may read but that are not written again.
     """
-    turn_entries = [t.to_entry(namespace) for t in conversation.turns]
+    turn_entries = turn_entries_of(conversation, namespace)
     # Each turn records which extractor read it, so re-importing with another extractor, or
     # after a failed LLM window, counts as a change and extracts again (instead of a no-op).
     done_by = extractor.name if extractor else None
@@ -136,10 +136,21 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
     if replace:
         keep = {e.id for e in entries}
         stale = [i for i in memory.store.ids(namespace, Filters(session_id=conversation.session_id)) if i not in keep]
-    written, _ = memory.write_batch(entries, stale_ids=stale)
+    written, _ = memory.write_batch(entries, stale_ids=stale, namespace=namespace)
     report.facts += len(result.facts)
     report.written += written
     report.removed += len(stale)
+
+
+def turn_entries_of(conversation: Conversation, namespace: str) -> list[Entry]:
+    """The session's turns as normalised entries; a turn that cannot be stored raises `InputError`."""
+    entries = []
+    for index, turn in enumerate(conversation.turns, start=1):
+        try:
+            entries.append(turn.to_entry(namespace))
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"session {conversation.session_id!r:.80}, turn {index}: {exc}") from None
+    return entries
 
 
 def replace_turns(conversation: Conversation, turns: list[Turn]) -> Conversation:
@@ -162,6 +173,8 @@ def ingest_conversations(memory: "Memory", conversations: Sequence[Conversation]
                          extractor: Extractor | None, progress: ProgressCallback | None = None) -> ConversationReport:
     """Write every session of `conversations`; see `write_session`."""
     report = ConversationReport(extractor=extractor.name if extractor else None)
+    for conversation in conversations:  # the whole file is checked before the first write
+        turn_entries_of(conversation, namespace)
     total = sum(len(c.turns) for c in conversations)
     done = 0
     for conversation in conversations:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError
+from ..jsonfile import jsonl_objects
 from ..model import Entry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -14,25 +14,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def read_jsonl_entries(path: Path, namespace: str) -> list[Entry]:
-    """Parse and validate every line first; the first bad line raises `InputError` naming it."""
+    """Parse and validate every line first; the first bad line raises `InputError` naming it.
+
+    Every entry goes to `namespace`: a line naming another namespace is refused.
+    """
     entries: list[Entry] = []
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from exc
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
-            try:
-                entry = Entry.from_dict(data)
-                entries.append(entry.normalized(entry.namespace if "namespace" in data else namespace))
-            except (ValueError, TypeError) as exc:
-                raise InputError(f"{path}:{number}: {exc}") from exc
+    for number, data in jsonl_objects(path):
+        try:
+            entries.append(Entry.from_dict(data).normalized(namespace))
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise InputError(f"{path}:{number}: {exc}") from None
     return entries
 
 
@@ -41,7 +32,7 @@ def import_jsonl(memory: "Memory", path: Path, *, namespace: str, batch_size: in
     entries = read_jsonl_entries(path, namespace)
     written = unchanged = 0
     for start in range(0, len(entries), batch_size):
-        w, u = memory.write_batch(entries[start : start + batch_size])
+        w, u = memory.write_batch(entries[start : start + batch_size], namespace=namespace)
         written += w
         unchanged += u
         if progress is not None:

@@ -60,7 +60,7 @@ def import_notes(memory: "Memory", root: Path, *, namespace: str,
         entries = note_entries(file, rel, namespace)
         current = {e.id for e in entries}
         stale = [i for i in memory.store.ids(namespace, Filters(path=rel)) if i not in current]
-        w, u = memory.write_batch(entries, stale_ids=stale)
+        w, u = memory.write_batch(entries, stale_ids=stale, namespace=namespace)
         written, unchanged, removed, chunks = written + w, unchanged + u, removed + len(stale), chunks + len(entries)
         if progress is not None:
             progress(done, len(files))

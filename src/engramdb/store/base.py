@@ -9,13 +9,19 @@ pgvector) implements the same protocol.
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
 from ..errors import InputError
-from ..model import KINDS, Entry, normalize_timestamp
+from ..model import KINDS, Entry
+from ..validation import check_json_scalar, check_str, check_str_list, normalize_timestamp
+
+# Metadata keys a filter may name: they become part of a JSON path, so no quotes or dots.
+METADATA_KEY = re.compile(r"[^\W][\w\-]{0,63}")
 
 FILTER_KEYS = (
     "kind", "person", "entity", "keyword", "location", "topic", "since", "until",
@@ -56,28 +62,42 @@ class Filters:
             raise InputError("filters must be a dict of field -> value")
         out = cls()
         for key, value in data.items():
-            plural = {"kind": "kinds", "kinds": "kinds", "person": "persons", "persons": "persons",
-                      "entity": "entities", "entities": "entities", "keyword": "keywords", "keywords": "keywords"}
-            if key in plural:
-                values = [value] if isinstance(value, str) else list(value)
-                getattr(out, plural[key]).extend(str(v) for v in values)
-            elif key in ("since", "until"):
-                try:
-                    setattr(out, key, normalize_timestamp(value))
-                except ValueError as exc:
-                    raise InputError(f"filter {key}: {exc}") from exc
-            elif key in ("location", "topic", "doc_id", "path", "session_id", "turn_id", "speaker"):
-                setattr(out, key, str(value))
-            elif key == "metadata" and isinstance(value, dict):
-                out.metadata.update(value)
-            elif key.startswith("metadata."):
-                out.metadata[key.split(".", 1)[1]] = value
-            else:
-                raise InputError(f"unknown filter {key!r}; valid filters: {', '.join(FILTER_KEYS)}")
+            try:
+                out._set(key, value)
+            except ValueError as exc:
+                raise InputError(f"filter {key}: {exc}" if not str(exc).startswith("unknown filter") else str(exc)) \
+                    from None
         bad = [k for k in out.kinds if k not in KINDS]
         if bad:
             raise InputError(f"filter kind must be one of {', '.join(KINDS)}, not {bad[0]!r}")
         return out
+
+    def _set(self, key: Any, value: Any) -> None:
+        plural = {"kind": "kinds", "kinds": "kinds", "person": "persons", "persons": "persons",
+                  "entity": "entities", "entities": "entities", "keyword": "keywords", "keywords": "keywords"}
+        if not isinstance(key, str):
+            raise ValueError(f"unknown filter {key!r}; valid filters: {', '.join(FILTER_KEYS)}")
+        if key in plural:
+            values = [value] if isinstance(value, str) else value
+            getattr(self, plural[key]).extend(check_str_list(values, "value"))
+        elif key in ("since", "until"):
+            setattr(self, key, normalize_timestamp(value, "value"))
+        elif key in ("location", "topic", "doc_id", "path", "session_id", "turn_id", "speaker"):
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)  # `--filter turn_id=3` or {"turn_id": 3} mean the text "3"
+            setattr(self, key, check_str(value, "value"))
+        elif key == "metadata" and isinstance(value, dict):
+            for name, item in value.items():
+                self._set_metadata(name, item)
+        elif key.startswith("metadata."):
+            self._set_metadata(key.split(".", 1)[1], value)
+        else:
+            raise ValueError(f"unknown filter {key!r}; valid filters: {', '.join(FILTER_KEYS)}")
+
+    def _set_metadata(self, name: Any, value: Any) -> None:
+        if not isinstance(name, str) or not METADATA_KEY.fullmatch(name):
+            raise ValueError(f"metadata key {name!r:.60} must be 1-64 letters, digits, '_' or '-'")
+        self.metadata[name] = check_json_scalar(value, f"metadata.{name}")
 
     @staticmethod
     def parse_cli(pairs: Iterable[str]) -> "Filters":
@@ -90,17 +110,22 @@ class Filters:
             value: Any = raw
             if key.startswith("metadata."):
                 try:
-                    parsed = json.loads(raw)
-                    if isinstance(parsed, (int, float, bool)) or parsed is None:
+                    parsed = json.loads(raw, parse_constant=_not_json)
+                    if isinstance(parsed, (int, bool)) or parsed is None or \
+                            (isinstance(parsed, float) and math.isfinite(parsed)):
                         value = parsed
-                except ValueError:
-                    pass
+                except (ValueError, RecursionError):
+                    pass  # not a JSON scalar ("NaN", "1e999", 5,000 digits...): the text itself
             if key in ("kind", "person", "entity", "keyword") and key in data:
                 existing = data[key]
                 data[key] = (existing if isinstance(existing, list) else [existing]) + [value]
             else:
                 data[key] = value
         return Filters.parse(data)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 class Store(Protocol):
@@ -110,10 +135,11 @@ class Store(Protocol):
 
     def bind_embedder(self, name: str, dim: int) -> None: ...
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]: ...
-    def upsert(self, entries: Sequence[Entry], vectors: np.ndarray | None, replace: Sequence[str] = ()) -> None: ...
-    def get(self, ids: Sequence[str]) -> list[Entry]: ...
+    def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
+               replace: Sequence[str] = ()) -> None: ...
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Entry]: ...
     def fetch(self, rowids: Sequence[int]) -> dict[int, Entry]: ...
-    def delete(self, namespace: str | None, ids: Sequence[str] | None = None, filters: Filters | None = None) -> int: ...
+    def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None) -> int: ...
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int: ...
     def ids(self, namespace: str | None, filters: Filters) -> list[str]: ...
     def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]: ...

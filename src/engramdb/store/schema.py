@@ -2,18 +2,21 @@
 
 Version 2 added ``entries.ts_end``: the end of the period an entry is about (a fact
 restating "last week" covers seven days), used by the time-window channel.
+Version 3 made ids unique per namespace instead of store-wide: an id belongs to its
+namespace, so another namespace can never read, replace or move it (docs/RELIABILITY.md).
 """
 
 from __future__ import annotations
 
 import apsw
 
-SCHEMA_VERSION = "2"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
+from .connection import APPLICATION_ID
+
+SCHEMA_VERSION = "3"
+_ENTRIES = """
+CREATE TABLE IF NOT EXISTS {name} (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
+    id TEXT NOT NULL,
     namespace TEXT NOT NULL,
     kind TEXT NOT NULL,
     text TEXT NOT NULL,
@@ -28,8 +31,15 @@ CREATE TABLE IF NOT EXISTS entries (
     turn_id TEXT,
     speaker TEXT,
     data TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    UNIQUE (namespace, id)
 );
+"""
+_COLUMNS = ("rowid, id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, "
+            "session_id, turn_id, speaker, data, created_at")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+""" + _ENTRIES.format(name="entries") + """
 CREATE INDEX IF NOT EXISTS entries_ns_kind ON entries(namespace, kind);
 CREATE INDEX IF NOT EXISTS entries_ns_ts ON entries(namespace, ts);
 CREATE INDEX IF NOT EXISTS entries_ns_doc ON entries(namespace, doc_id);
@@ -52,10 +62,18 @@ CREATE TABLE IF NOT EXISTS lexicon (rowid INTEGER PRIMARY KEY, body TEXT NOT NUL
 """
 
 
+def is_current(conn: apsw.Connection) -> bool:
+    """Whether the file is at `SCHEMA_VERSION` (a read; opening a current store writes nothing)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() else None
+    return row is not None and row[0] == SCHEMA_VERSION and \
+        conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
 def create_or_migrate(conn: apsw.Connection) -> None:
     """Create the tables of a new file, or bring an older file up to `SCHEMA_VERSION`.
 
-    Call inside a transaction, so a failed migration leaves the file untouched.
+    Call inside a write transaction, so a failed migration leaves the file untouched.
     """
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'").fetchone()
     if exists:
@@ -63,9 +81,34 @@ def create_or_migrate(conn: apsw.Connection) -> None:
         if "ts_end" not in columns:
             # Schema 1 -> 2: periods were not stored; every old entry is an instant (ts_end NULL).
             conn.execute("ALTER TABLE entries ADD COLUMN ts_end REAL")
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if version is not None and int(version[0]) < 3:
+            _ids_per_namespace(conn)
     conn.execute(_SCHEMA)
     conn.execute(
         "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?), ('write_seq', '0'), ('delete_seq', '0')",
         (SCHEMA_VERSION,),
     )
     conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+def _ids_per_namespace(conn: apsw.Connection) -> None:
+    """Schema 2 -> 3: rebuild `entries` with ``UNIQUE (namespace, id)`` instead of a store-wide
+    unique id (SQLite cannot drop a constraint in place). Rowids are kept, so terms, tags and
+    vectors stay attached; the substring channel's trigram index is dropped (its triggers
+    belong to the old table) and rebuilt on first use."""
+    from .substring import TRIGRAM_TABLE
+
+    sequence = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'entries'").fetchone()
+    conn.execute(f"DROP TRIGGER IF EXISTS {TRIGRAM_TABLE}_insert")
+    conn.execute(f"DROP TRIGGER IF EXISTS {TRIGRAM_TABLE}_delete")
+    conn.execute(f"DROP TABLE IF EXISTS {TRIGRAM_TABLE}")
+    conn.execute(_ENTRIES.format(name="entries_v3"))
+    conn.execute(f"INSERT INTO entries_v3 ({_COLUMNS}) SELECT {_COLUMNS} FROM entries")
+    conn.execute("DROP TABLE entries")
+    conn.execute("ALTER TABLE entries_v3 RENAME TO entries")
+    if sequence is not None:
+        conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'entries'", (sequence[0],))
+    # Other processes' in-memory indexes must reload: rowids are the same, but be safe.
+    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('write_seq', 'delete_seq')")

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import apsw
 import numpy as np
 
-from ..errors import EngramError, ModelMismatchError
+from ..errors import EngramError, ModelMismatchError, NotAStoreError, ReadOnlyStoreError, StoreError
 from ..model import Entry, Source, timestamp_epoch, utc_now
 from ..text.tokenize import analyze
 from .base import Filters
@@ -27,8 +27,14 @@ from .gazetteer import Gazetteer
 from .lexical import LexicalIndex, RowCodes
 from . import substring as substring_channel
 from . import timeline
-from .schema import create_or_migrate
+from .connection import connect, inspect_file, translate_driver_errors, write_transaction
+from .schema import SCHEMA_VERSION, create_or_migrate, is_current
 from .vectors import VectorIndex
+
+# How long a search or close waits for the write lock to save a cache (the HNSW graph, the
+# trigram index) before giving up on it for now.
+CACHE_LOCK_MS = 250
+
 
 def _tag_rows(entry: Entry) -> list[tuple[str, str]]:
     rows = [("person", p) for p in entry.persons] + [("entity", e) for e in entry.entities]
@@ -40,8 +46,14 @@ def _tag_rows(entry: Entry) -> list[tuple[str, str]]:
     return sorted({(f, v.strip().lower()) for f, v in rows if v.strip()})
 
 
+@translate_driver_errors
 class SQLiteStore:
-    """`Store` on one SQLite file. Thread-safe: concurrent readers, one writer at a time."""
+    """`Store` on one SQLite file. Thread-safe: concurrent readers, one writer at a time.
+
+    Safe across processes too: writers start with ``BEGIN IMMEDIATE`` (docs/RELIABILITY.md).
+    ``read_only`` opens the file without ever writing to it (a file this process may not
+    write, or a reader that must not change it); writes then raise `ReadOnlyStoreError`.
+    """
 
     def __init__(self, path: str | Path, read_only: bool = False) -> None:
         self.path = str(Path(path).expanduser())
@@ -52,20 +64,17 @@ class SQLiteStore:
         self._write_lock = threading.RLock()
         self._connections: list[apsw.Connection] = []
         self._conn_lock = threading.Lock()
-        flags = apsw.SQLITE_OPEN_READONLY if read_only else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        if read_only and not Path(self.path).is_file():
+            raise StoreError(f"no store at {self.path}")
+        existed = Path(self.path).exists()
+        self._writer = connect(self.path, read_only=read_only, create=True)
         try:
-            self._writer = apsw.Connection(self.path, flags=flags)
-        except apsw.Error as exc:
-            raise EngramError(f"cannot open store {self.path}: {exc}") from exc
-        self._writer.set_busy_timeout(30_000)
-        if not read_only:
-            self._writer.execute("PRAGMA journal_mode=WAL")
-            self._writer.execute("PRAGMA synchronous=NORMAL")
-            with self._writer:
-                create_or_migrate(self._writer)
-        self.embedder_name = self._meta("embedder")
-        dim = self._meta("dim")
-        self._vectors: VectorIndex | None = VectorIndex(int(dim)) if dim else None
+            self._open()
+        except BaseException:
+            self._writer.close()
+            if not existed:  # never leave an empty file behind a failed open
+                Path(self.path).unlink(missing_ok=True)
+            raise
         self._lexical = LexicalIndex()
         self._scope_cache: dict[tuple[Any, ...], set[int]] = {}
         self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
@@ -74,16 +83,45 @@ class SQLiteStore:
         self.gazetteer = Gazetteer()
         self._closed = False
 
+    def _open(self) -> None:
+        """Check the file is ours (or empty), then create or migrate the schema if needed."""
+        state = inspect_file(self._writer, self.path)
+        if self.read_only:
+            if state == "empty":
+                raise NotAStoreError(f"{self.path} is an empty file, not an Engram store")
+            if not is_current(self._writer):
+                raise ReadOnlyStoreError(
+                    f"store {self.path} was written by an older Engram and must be upgraded to schema "
+                    f"{SCHEMA_VERSION}; open it once without read-only")
+        else:
+            mode = self._writer.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                self._writer.execute("PRAGMA journal_mode=WAL")
+            self._writer.execute("PRAGMA synchronous=NORMAL")
+            if not is_current(self._writer):
+                with self._write_lock, self._transaction():
+                    create_or_migrate(self._writer)
+        self.embedder_name = self._meta("embedder")
+        dim = self._meta("dim")
+        self._vectors: VectorIndex | None = VectorIndex(int(dim)) if dim else None
+
     # -- connections ---------------------------------------------------------------------
     def _reader(self) -> apsw.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = apsw.Connection(self.path, flags=apsw.SQLITE_OPEN_READONLY if self.read_only else apsw.SQLITE_OPEN_READWRITE)
-            conn.set_busy_timeout(30_000)
+            conn = connect(self.path, read_only=self.read_only)
             self._local.conn = conn
             with self._conn_lock:
                 self._connections.append(conn)
         return conn
+
+    def _transaction(self, timeout_ms: int | None = None) -> Any:
+        """The writer's ``BEGIN IMMEDIATE`` transaction (call with `_write_lock` held)."""
+        if self.read_only:
+            raise ReadOnlyStoreError(f"store {self.path} is open read-only")
+        if timeout_ms is None:
+            return write_transaction(self._writer, self.path)
+        return write_transaction(self._writer, self.path, timeout_ms)
 
     def _meta(self, key: str, conn: apsw.Connection | None = None) -> str | None:
         row = (conn or self._writer).execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -100,10 +138,13 @@ class SQLiteStore:
         if stored is None:
             if self.read_only:
                 return
-            with self._write_lock, self._writer:
-                self._writer.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?), ('dim', ?)", (name, str(dim)))
-            stored = name
-        elif stored != name:
+            with self._write_lock, self._transaction():
+                stored = self._meta("embedder")  # another process may have bound it meanwhile
+                if stored is None:
+                    self._writer.execute("INSERT INTO meta(key, value) VALUES ('embedder', ?), ('dim', ?)",
+                                         (name, str(dim)))
+                    stored = name
+        if stored != name:
             raise ModelMismatchError(
                 f"store {self.path} holds vectors from {stored!r}; it cannot be searched or extended with {name!r}. "
                 f"Open it with that embedder, or re-import into a new store."
@@ -114,20 +155,27 @@ class SQLiteStore:
 
     # -- writes --------------------------------------------------------------------------
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
-        """Split normalised entries into (new, unchanged ids, changed) by their stored form."""
+        """Split normalised entries into (new, unchanged ids, changed) by their stored form
+        in their own namespace (an id of another namespace is a different entry)."""
         conn = self._reader()
-        stored: dict[str, str] = {}
-        ids = [e.id for e in entries]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            stored.update(conn.execute(f"SELECT id, data FROM entries WHERE id IN ({marks})", chunk).fetchall())
+        stored: dict[tuple[str, str], str] = {}
+        by_namespace: dict[str, list[str]] = {}
+        for e in entries:
+            by_namespace.setdefault(e.namespace, []).append(e.id)  # type: ignore[arg-type]
+        for namespace, ids in by_namespace.items():
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for entry_id, data in conn.execute(
+                        f"SELECT id, data FROM entries WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]):
+                    stored[(namespace, entry_id)] = data
         new, unchanged, changed = [], [], []
         for entry in entries:
-            if entry.id not in stored:
+            key = (entry.namespace, entry.id)
+            if key not in stored:
                 new.append(entry)
                 continue
-            old = json.loads(stored[entry.id])
+            old = json.loads(stored[key])  # type: ignore[index]
             old.setdefault("timestamp_end", None)  # written before schema 2
             mine = entry.to_dict()
             mine["created_at"] = old.get("created_at")
@@ -137,21 +185,23 @@ class SQLiteStore:
                 changed.append(entry)
         return new, unchanged, changed
 
-    def upsert(self, entries: Sequence[Entry], vectors: np.ndarray | None, replace: Sequence[str] = ()) -> None:
-        """Insert normalised entries (and their vectors, same order) in ONE transaction.
+    def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
+               replace: Sequence[str] = ()) -> None:
+        """Insert normalised entries of `namespace` (and their vectors, same order) in ONE transaction.
 
-        `replace` lists ids to delete first (entries whose fields changed). Any error rolls
-        the whole batch back, leaving the store exactly as before.
+        `replace` lists ids of that namespace to delete first (entries whose fields changed,
+        or chunks a changed file no longer has). Any error rolls the whole batch back,
+        leaving the store exactly as before.
         """
-        if self.read_only:
-            raise EngramError("the store is open read-only")
         if vectors is not None and len(vectors) != len(entries):
             raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
+        if any(e.namespace != namespace for e in entries):
+            raise EngramError("a write batch holds entries of one namespace")
         now = utc_now()
-        with self._write_lock, self._writer:
+        with self._write_lock, self._transaction():
             conn = self._writer
             if replace:
-                self._delete_ids(conn, list(replace))
+                self._delete_ids(conn, namespace, list(replace))
             for i, entry in enumerate(entries):
                 entry.created_at = entry.created_at or now
                 src = entry.source
@@ -160,7 +210,7 @@ class SQLiteStore:
                 conn.execute(
                     "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, "
                     "session_id, turn_id, speaker, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                    "ON CONFLICT(id) DO NOTHING",
+                    "ON CONFLICT(namespace, id) DO NOTHING",
                     (entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp, timestamp_epoch(entry.timestamp),
                      timestamp_epoch(entry.timestamp_end),
                      entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker,
@@ -182,12 +232,13 @@ class SQLiteStore:
                     conn.execute("INSERT INTO vectors(rowid, vec) VALUES (?, ?)", (rowid, vec.tobytes()))
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'write_seq'")
 
-    def _delete_ids(self, conn: apsw.Connection, ids: list[str]) -> int:
+    def _delete_ids(self, conn: apsw.Connection, namespace: str, ids: list[str]) -> int:
         deleted = 0
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rowids = [r for (r,) in conn.execute(f"SELECT rowid FROM entries WHERE id IN ({marks})", chunk)]
+            rowids = [r for (r,) in conn.execute(
+                f"SELECT rowid FROM entries WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk])]
             for rowid in rowids:
                 conn.execute("DELETE FROM lexicon WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
@@ -198,17 +249,21 @@ class SQLiteStore:
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('write_seq', 'delete_seq')")
         return deleted
 
-    def delete(self, namespace: str | None, ids: Sequence[str] | None = None, filters: Filters | None = None) -> int:
-        if self.read_only:
-            raise EngramError("the store is open read-only")
-        with self._write_lock, self._writer:
+    def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None) -> int:
+        """Delete the entries of `namespace` that have one of `ids` (if given) and match `filters`."""
+        with self._write_lock, self._transaction():
             where, params = self._where(namespace, filters or Filters())
             sql = f"SELECT e.id FROM entries e WHERE {where}"
-            if ids is not None:
-                sql += f" AND e.id IN ({','.join('?' * len(ids))})"
-                params = params + list(ids)
-            targets = [r for (r,) in self._writer.execute(sql, params)]
-            return self._delete_ids(self._writer, targets)
+            if ids is None:
+                targets = [r for (r,) in self._writer.execute(sql, params)]
+            else:
+                targets = []
+                ids = list(dict.fromkeys(ids))
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    targets += [r for (r,) in self._writer.execute(
+                        f"{sql} AND e.id IN ({','.join('?' * len(chunk))})", [*params, *chunk])]
+            return self._delete_ids(self._writer, namespace, targets)
 
     # -- reads ---------------------------------------------------------------------------
     @staticmethod
@@ -217,13 +272,15 @@ class SQLiteStore:
         raw["source"] = Source.from_dict(raw.get("source"))
         return Entry(**raw)
 
-    def get(self, ids: Sequence[str]) -> list[Entry]:
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Entry]:
+        """Entries of `namespace` by id, in the order asked; ids it does not hold are skipped."""
         conn = self._reader()
         found: dict[str, Entry] = {}
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
-            for entry_id, data in conn.execute(f"SELECT id, data FROM entries WHERE id IN ({marks})", chunk):
+            for entry_id, data in conn.execute(
+                    f"SELECT id, data FROM entries WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]):
                 found[entry_id] = self._entry(data)
         return [found[i] for i in ids if i in found]
 
@@ -283,12 +340,21 @@ class SQLiteStore:
                 clauses.append(f"e.{column} = ?")
                 params.append(value)
         for key, value in f.metadata.items():
-            if not key.replace("_", "").replace("-", "").isalnum():
-                raise EngramError(f"metadata filter key {key!r} must be letters, digits, '_' or '-'")
-            if isinstance(value, bool):
-                value = int(value)
-            clauses.append(f"json_extract(e.data, '$.metadata.\"{key}\"') = ?")
-            params.append(value)
+            # Typed equality: null matches a stored null (not a missing key), true matches
+            # true (not 1), 3 matches 3 and 3.0 (not "3"). Keys are checked by Filters.parse.
+            path = f'$.metadata."{key}"'
+            if value is None:
+                clauses.append("json_type(e.data, ?) = 'null'")
+                params.append(path)
+            elif isinstance(value, bool):
+                clauses.append("json_type(e.data, ?) = ?")
+                params += [path, "true" if value else "false"]
+            elif isinstance(value, (int, float)):
+                clauses.append("json_type(e.data, ?) IN ('integer', 'real') AND json_extract(e.data, ?) = ?")
+                params += [path, path, value]
+            else:
+                clauses.append("json_type(e.data, ?) = 'text' AND json_extract(e.data, ?) = ?")
+                params += [path, path, str(value)]
         return (" AND ".join(clauses) or "1"), params
 
     # -- channels ------------------------------------------------------------------------
@@ -432,7 +498,10 @@ class SQLiteStore:
         """Persist the HNSW graph in the file so the next open skips rebuilding it.
 
         Only when this process built or extended the graph; opening a store for `stats`
-        or a lexical search never loads vectors just to save them.
+        or a lexical search never loads vectors just to save them. Best effort: it waits at
+        most `CACHE_LOCK_MS` for the write lock and gives up quietly when another
+        process holds it, the file is read-only, or a newer graph is already saved; a
+        search must never fail (or lose its output) because a cache could not be written.
         """
         index = self._vectors
         if index is None or self.read_only or index.seq < 0:
@@ -441,19 +510,25 @@ class SQLiteStore:
             if index._ann is None:
                 return False
             snap = self._writer.execute("SELECT del_seq, count FROM ann_snapshot WHERE id = 1").fetchone()
-            if snap is not None and snap[0] == index.del_seq and snap[1] == index._ann_count:
+            if snap is not None and snap[0] == index.del_seq and snap[1] >= index._ann_count:
                 return False
             blob = index.ann_bytes()
             if blob is None:
                 return False
-            with self._write_lock, self._writer:
-                _, del_seq = self._seqs(self._writer)
-                if del_seq != index.del_seq:
-                    return False  # another writer deleted rows since; the graph is stale
-                self._writer.execute(
-                    "INSERT OR REPLACE INTO ann_snapshot(id, del_seq, count, max_rowid, blob) VALUES (1, ?, ?, ?, ?)",
-                    (del_seq, index._ann_count, int(index.rows.rowids[index._ann_count - 1]), blob),
-                )
+            try:
+                with self._write_lock, self._transaction(CACHE_LOCK_MS):
+                    _, del_seq = self._seqs(self._writer)
+                    if del_seq != index.del_seq:
+                        return False  # another writer deleted rows since; the graph is stale
+                    snap = self._writer.execute("SELECT del_seq, count FROM ann_snapshot WHERE id = 1").fetchone()
+                    if snap is not None and snap[0] == del_seq and snap[1] >= index._ann_count:
+                        return False  # another process saved the same or a bigger graph
+                    self._writer.execute(
+                        "INSERT OR REPLACE INTO ann_snapshot(id, del_seq, count, max_rowid, blob) VALUES (1, ?, ?, ?, ?)",
+                        (del_seq, index._ann_count, int(index.rows.rowids[index._ann_count - 1]), blob),
+                    )
+            except StoreError:
+                return False
         return True
 
     def warm(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from ..errors import StoreError
 from .base import Filters
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,16 +32,21 @@ END;
 
 def has_trigram_index(self: "SQLiteStore") -> bool:
     """Whether the trigram index exists, building it first when the store is writable."""
+    from .sqlite import CACHE_LOCK_MS
+
     if self._trigram_ready:
         return True
     exists = self._reader().execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TRIGRAM_TABLE,)).fetchone()
     if not exists and not self.read_only:
-        with self._write_lock, self._writer:
-            self._writer.execute(_TRIGRAM_SCHEMA)
-            # 'rebuild' indexes every existing row; later writes go through the triggers.
-            self._writer.execute(f"INSERT INTO {TRIGRAM_TABLE}({TRIGRAM_TABLE}) VALUES ('rebuild')")
-        exists = True
+        try:
+            with self._write_lock, self._transaction(CACHE_LOCK_MS):
+                self._writer.execute(_TRIGRAM_SCHEMA)
+                # 'rebuild' indexes every existing row; later writes go through the triggers.
+                self._writer.execute(f"INSERT INTO {TRIGRAM_TABLE}({TRIGRAM_TABLE}) VALUES ('rebuild')")
+            exists = True
+        except StoreError:
+            return False  # another process kept the write lock: scan this time, build later
     self._trigram_ready = bool(exists)
     return self._trigram_ready
 

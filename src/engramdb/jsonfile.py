@@ -1,0 +1,70 @@
+"""Reading JSON and JSONL files that users hand in, with every failure as one clear line.
+
+Lines are decoded one by one, so bad UTF-8 names its line; NaN/Infinity (not JSON),
+integers too long to convert and nesting too deep for the parser are `InputError`s, not
+tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import InputError
+
+
+def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) for each non-blank line; bad UTF-8 or JSON raises `InputError`
+    naming the line. Lines are decoded one by one, so an error names where it is."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from exc
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            if not line.strip():
+                continue
+            yield number, parse_json(line, f"{path}:{number}")
+
+
+def parse_json(text: str, where: str) -> Any:
+    """`json.loads` with every failure as one `InputError` line: syntax, NaN/Infinity,
+    integers too long to convert, nesting too deep for the parser."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:  # NaN/Infinity, or an integer of more than 4,300 digits
+        raise InputError(f"{where}: invalid JSON value ({exc})") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_json(path: Path) -> Any:
+    """The whole file as one JSON value."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: invalid JSON value ({exc})") from None

@@ -1,0 +1,143 @@
+"""Checks on values that come from callers: one layer every entry point uses.
+
+Each check raises `ValueError` with a message naming the field, so the caller (an `Entry`
+being normalised, a filter, a file line) can prefix where it came from and raise
+`InputError`. Everything is checked before the first write: the store only ever sees
+values it can hold (valid Unicode, JSON without NaN, integers SQLite can bind).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from typing import Any
+
+MAX_ID_CHARS = 256  # ids and namespaces: room for a UUID, a path or a URL, not for a document
+MAX_JSON_DEPTH = 32  # nesting of metadata objects and lists
+INT64 = 2**63
+
+
+def check_unicode(value: str, what: str) -> str:
+    """`value` itself, if it can be stored as UTF-8 (no lone surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{what} is not valid Unicode (a lone surrogate at position {exc.start})") from None
+    return value
+
+
+def check_str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, not {_type(value)}")
+    return check_unicode(value, what)
+
+
+def check_optional_str(value: Any, what: str) -> str | None:
+    """A string, or None (an empty string counts as none)."""
+    if value is None or value == "":
+        return None
+    return check_str(value, what)
+
+
+def check_name(value: Any, what: str) -> str:
+    """An id or a namespace: a non-empty string of at most `MAX_ID_CHARS`, no control characters."""
+    text = check_str(value, what)
+    if not text.strip():
+        raise ValueError(f"{what} must not be empty")
+    if len(text) > MAX_ID_CHARS:
+        raise ValueError(f"{what} is {len(text)} characters long; the limit is {MAX_ID_CHARS}")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise ValueError(f"{what} must not contain control characters")
+    return text
+
+
+def check_str_list(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ValueError(f"{what} must be a list of strings, not {_type(value)}")
+    for item in value:
+        if not isinstance(item, str):
+            raise ValueError(f"{what} must be a list of strings (found {_type(item)})")
+        check_unicode(item, what)
+    return list(value)
+
+
+def check_json_scalar(value: Any, what: str) -> Any:
+    """A JSON scalar a filter can compare with: string, finite number, 64-bit integer, bool, null."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if not -INT64 <= value < INT64:
+            raise ValueError(f"{what}: integer out of the 64-bit range")
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{what}: {value} is not a JSON number (NaN and Infinity are not allowed)")
+        return value
+    if isinstance(value, str):
+        return check_unicode(value, what)
+    raise ValueError(f"{what} must be a string, number, true, false or null, not {_type(value)}")
+
+
+def check_json_object(value: Any, what: str) -> dict[str, Any]:
+    """A JSON object of JSON values: string keys, finite numbers, 64-bit integers, valid
+    Unicode, nested at most `MAX_JSON_DEPTH` deep. Iterative, so depth cannot blow the stack."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object, not {_type(value)}")
+    stack: list[tuple[Any, str, int]] = [(value, what, 1)]
+    while stack:
+        node, where, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep")
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if not isinstance(key, str):
+                    raise ValueError(f"{where} keys must be strings, not {_type(key)}")
+                check_unicode(key, f"{where} key")
+                stack.append((item, f"{where}.{key}", depth + 1))
+        elif isinstance(node, (list, tuple)):
+            for index, item in enumerate(node):
+                stack.append((item, f"{where}[{index}]", depth + 1))
+        else:
+            check_json_scalar(node, where)
+    return value
+
+
+def normalize_timestamp(value: str | datetime | None, what: str = "timestamp") -> str | None:
+    """Return an ISO 8601 timestamp in UTC, or None.
+
+    Timezone rule: an aware value is converted to UTC; a naive value (no offset) is taken
+    to *be* UTC. Conversations usually carry local wall-clock times with no zone, and
+    treating them as UTC keeps "8 May 2023, 1:56 pm" on 8 May whatever the machine's zone.
+    Date-only strings ("2023-05-08") mean midnight of that day. Times whose UTC value falls
+    outside the years 1–9999 (``9999-12-31T23:59:59-05:00``) are refused.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, str):
+        check_unicode(value, what)
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            shown = value if len(value) <= 40 else value[:37] + "..."
+            raise ValueError(f"{what} {shown!r} is not ISO 8601 (e.g. 2023-05-08T13:56:00)") from None
+    else:
+        raise ValueError(f"{what} must be ISO 8601 text (e.g. 2023-05-08T13:56:00), not {_type(value)}")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    try:
+        utc = dt.astimezone(timezone.utc)
+        utc.timestamp()
+    except (OverflowError, ValueError, OSError):
+        raise ValueError(f"{what} {dt.isoformat()} is out of range (years 1 to 9999 in UTC)") from None
+    return utc.isoformat(timespec="seconds")
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
