@@ -8,7 +8,10 @@
 
 from .conversation import Conversation, ConversationReport, OfflineExtractor, Turn
 from .embed import Embedder, get_embedder
-from .errors import EmbedderUnavailable, EngramError, InputError, ModelMismatchError
+from .errors import (
+    EmbedderUnavailable, EngramError, InputError, ModelMismatchError, NotAStoreError, ReadOnlyStoreError,
+    StoreBusyError, StoreCorruptError, StoreError,
+)
 from .llm import LLMClient, LLMConfig, LLMError
 from .memory import Memory
 from .model import ChannelScore, Entry, Hit, SearchResult, Source
@@ -24,5 +27,6 @@ __all__ = [
     "Embedder", "get_embedder", "LLMClient", "LLMConfig", "LLMError",
     "Preset", "load_preset", "PRESET_NAMES", "OnnxCrossEncoder",
     "EngramError", "InputError", "ModelMismatchError", "EmbedderUnavailable",
+    "StoreError", "NotAStoreError", "ReadOnlyStoreError", "StoreBusyError", "StoreCorruptError",
     "__version__",
 ]

@@ -21,6 +21,7 @@ from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
 from .model import Entry, Source
 from .store.base import Filters
+from .store.connection import writable
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
@@ -62,11 +63,14 @@ def main(ctx: click.Context, db: str | None, namespace: str, embedder: str | Non
 
 
 @contextmanager
-def _memory(ctx: click.Context, must_exist: bool = False) -> Iterator[Memory]:
+def _memory(ctx: click.Context, must_exist: bool = False, reads_only: bool = False) -> Iterator[Memory]:
+    """The store of ``--db``. Commands that only read open a file this process may not write
+    (a read-only file, folder or mount) read-only instead of failing."""
     opts = ctx.obj
-    if must_exist and not Path(opts["db"]).exists():
+    if must_exist and not Path(opts["db"]).is_file():
         raise EngramError(f"no store at {opts['db']} (import something first, or pass --db)")
-    with Memory(opts["db"], namespace=opts["namespace"], embedder=opts["embedder"]) as mem:
+    read_only = reads_only and not writable(opts["db"])
+    with Memory(opts["db"], namespace=opts["namespace"], embedder=opts["embedder"], read_only=read_only) as mem:
         yield mem
 
 
@@ -218,7 +222,7 @@ def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], pre
            now: str | None, planner: str | None, no_reflect: bool, as_json: bool, explain: bool) -> None:
     """Search the store; each hit shows its fused score and every channel that found it."""
     parsed = Filters.parse_cli(filters)
-    with _memory(ctx, must_exist=True) as mem:
+    with _memory(ctx, must_exist=True, reads_only=True) as mem:
         result = mem.search(query, k=k, filters=parsed, preset=preset, group_by=group_by, now=now, planner=planner,
                             reflect=not no_reflect, explain=explain)
     data = result.to_dict()
@@ -280,7 +284,7 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
 @click.pass_context
 def get(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
     """Show entries by id."""
-    with _memory(ctx, must_exist=True) as mem:
+    with _memory(ctx, must_exist=True, reads_only=True) as mem:
         entries = mem.get(list(ids))
     missing = set(ids) - {e.id for e in entries}
     if as_json:
@@ -297,7 +301,7 @@ def get(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Entry counts per namespace and kind, the embedding model and the file size."""
-    with _memory(ctx, must_exist=True) as mem:
+    with _memory(ctx, must_exist=True, reads_only=True) as mem:
         data = mem.stats()
     if as_json:
         _print_json(data)

@@ -42,7 +42,7 @@ def parse_json(text: str, where: str) -> Any:
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply") from None
     except ValueError as exc:  # NaN/Infinity, or an integer of more than 4,300 digits
-        raise InputError(f"{where}: invalid JSON value ({exc})") from None
+        raise InputError(f"{where}: invalid JSON value ({_reason(exc)})") from None
 
 
 def _reject_constant(name: str) -> Any:
@@ -67,4 +67,9 @@ def read_json(path: Path) -> Any:
     except RecursionError:
         raise InputError(f"{path}: JSON nested too deeply") from None
     except ValueError as exc:
-        raise InputError(f"{path}: invalid JSON value ({exc})") from None
+        raise InputError(f"{path}: invalid JSON value ({_reason(exc)})") from None
+
+
+def _reason(exc: ValueError) -> str:
+    text = str(exc)
+    return "an integer of more than 4,300 digits" if "integer string conversion" in text else text

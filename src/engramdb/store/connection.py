@@ -21,6 +21,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
+from urllib.parse import quote
 
 import apsw
 
@@ -95,6 +96,31 @@ def connect(path: str, *, read_only: bool, create: bool = False) -> apsw.Connect
     with driver_errors(path):
         conn = apsw.Connection(path, flags=flags)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    if read_only:
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except apsw.CantOpenError:
+            conn.close()
+            return _connect_immutable(path)
+        except apsw.Error:
+            pass  # not a database, damaged...: `inspect_file` says which
+    return conn
+
+
+def _connect_immutable(path: str) -> apsw.Connection:
+    """A WAL store on read-only media (or in a folder we may not write) cannot be opened
+    read-only the usual way: SQLite must create its ``-shm`` file. When no write-ahead log
+    is pending (the last writer closed cleanly), the file alone holds every entry and can
+    be opened as immutable."""
+    wal = Path(path + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise ReadOnlyStoreError(
+            f"store {path} cannot be read here: it has a pending write-ahead log ({wal.name}) and this "
+            "process may not create the lock file beside it; open it once where it can be written")
+    uri = "file:" + quote(str(Path(path).resolve())) + "?immutable=1"
+    with driver_errors(path):
+        conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     return conn
 
 

@@ -27,7 +27,7 @@ from .gazetteer import Gazetteer
 from .lexical import LexicalIndex, RowCodes
 from . import substring as substring_channel
 from . import timeline
-from .connection import connect, inspect_file, translate_driver_errors, write_transaction
+from .connection import connect, inspect_file, translate_driver_errors, writable, write_transaction
 from .schema import SCHEMA_VERSION, create_or_migrate, is_current
 from .vectors import VectorIndex
 
@@ -67,6 +67,10 @@ class SQLiteStore:
         if read_only and not Path(self.path).is_file():
             raise StoreError(f"no store at {self.path}")
         existed = Path(self.path).exists()
+        if not read_only and existed and not writable(self.path):
+            raise ReadOnlyStoreError(
+                f"store {self.path} is read-only here (the file, its folder or its mount); it can be read "
+                "(search, get, stats) but not changed")
         self._writer = connect(self.path, read_only=read_only, create=True)
         try:
             self._open()

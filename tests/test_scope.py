@@ -1,0 +1,125 @@
+"""Scope is a hard boundary: an id belongs to its namespace, for every operation and importer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engramdb import Entry, InputError, Memory
+from engramdb.cli import main
+
+
+@pytest.fixture()
+def two(tmp_path: Path):
+    """Alice's and Bob's namespaces in one store; Alice holds an entry with a chosen id."""
+    path = tmp_path / "scope.db"
+    with Memory(path, namespace="alice", embedder="minilm") as mem:
+        mem.add([Entry(id="shared-id", text="Alice's secret: the vault code is 4321.", persons=["Alice"])])
+        mem.add(["Alice likes green tea."])
+        yield mem
+
+
+def alice_entry(mem: Memory) -> Entry:
+    return mem.get("shared-id", namespace="alice")[0]
+
+
+def test_get_of_another_namespace_is_not_found(two: Memory) -> None:
+    assert two.get("shared-id", namespace="bob") == []
+    with Memory(two.path, namespace="bob") as bob:
+        assert bob.get(["shared-id"]) == []
+        assert bob.count() == 0
+
+
+def test_delete_of_another_namespace_changes_nothing(two: Memory) -> None:
+    assert two.delete("shared-id", namespace="bob") == 0
+    assert two.delete(filters={"person": "Alice"}, namespace="bob") == 0
+    assert two.delete(namespace="bob", all=True) == 0
+    assert alice_entry(two).text.startswith("Alice's secret")
+    assert two.count() == 2
+
+
+def test_same_id_written_in_another_namespace_is_a_distinct_entry(two: Memory) -> None:
+    before = alice_entry(two).to_dict()
+    ids = two.add([Entry(id="shared-id", text="Bob's note that reuses the id.")], namespace="bob")
+    assert ids == ["shared-id"]
+    assert alice_entry(two).to_dict() == before  # not moved, not replaced
+    assert two.get("shared-id", namespace="bob")[0].text == "Bob's note that reuses the id."
+    assert two.count(all_namespaces=True) == 3
+    # Each namespace's search sees only its own version.
+    alice_hits = two.search("vault code", k=5, preset="lexical")
+    bob_hits = two.search("note reuses the id", k=5, namespace="bob")
+    assert {h.entry.namespace for h in alice_hits} == {"alice"}
+    assert {h.entry.namespace for h in bob_hits} == {"bob"}
+    # Deleting Bob's copy leaves Alice's.
+    assert two.delete("shared-id", namespace="bob") == 1
+    assert alice_entry(two).to_dict() == before
+
+
+def test_entry_naming_another_namespace_is_refused_not_moved(two: Memory) -> None:
+    with pytest.raises(InputError, match="differs from the namespace it is written to"):
+        two.add([Entry(text="sneaky", namespace="alice")], namespace="bob")
+    with pytest.raises(InputError, match="item 1: entry namespace 'mallory'"):
+        two.add(["fine", {"text": "sneaky", "namespace": "mallory"}])
+    assert two.count(namespace="bob") == 0 and two.count(namespace="mallory") == 0
+    assert two.count() == 2
+    # Naming the namespace it is written to is fine.
+    two.add([Entry(text="explicit", namespace="bob")], namespace="bob")
+    assert two.count(namespace="bob") == 1
+
+
+def test_jsonl_import_cannot_touch_another_namespace(two: Memory, tmp_path: Path) -> None:
+    before = alice_entry(two).to_dict()
+    dump = tmp_path / "bob.jsonl"
+    dump.write_text(json.dumps({"id": "shared-id", "text": "Bob's imported line."}) + "\n", encoding="utf-8")
+    two.import_path(dump, namespace="bob")
+    assert alice_entry(two).to_dict() == before
+    assert two.get("shared-id", namespace="bob")[0].text == "Bob's imported line."
+    # A line that names another namespace is refused, naming the line, and nothing is written.
+    sneaky = tmp_path / "sneaky.jsonl"
+    sneaky.write_text(json.dumps({"text": "ok line"}) + "\n"
+                      + json.dumps({"text": "x", "namespace": "alice", "id": "shared-id"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"sneaky.jsonl:2: entry namespace 'alice' differs"):
+        two.import_path(sneaky, namespace="bob")
+    assert two.count(namespace="bob") == 1
+    assert alice_entry(two).to_dict() == before
+
+
+def test_notes_and_conversations_replace_only_their_own_namespace(two: Memory, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Trip\nAlice packs a warm coat.\n\n# Food\nTofu.\n", encoding="utf-8")
+    two.import_path(folder)  # alice
+    (folder / "a.md").write_text("# Trip\nBob packs sandals.\n", encoding="utf-8")
+    report = two.import_path(folder, namespace="bob")
+    assert report["removed"] == 0  # Alice's chunks of the same path are not Bob's stale chunks
+    assert two.count(filters={"path": "a.md"}) == 2
+    assert two.count(filters={"path": "a.md"}, namespace="bob") == 1
+    two.add_conversation([("Alice", "I moved to Lisbon.")], session_id="s1")
+    two.add_conversation([("Bob", "I stay in Berlin.")], session_id="s1", namespace="bob")
+    alice_turns = two.count(filters={"session_id": "s1", "kind": "turn"})
+    assert alice_turns == 1
+    assert "Lisbon" in two.search("where does Alice live", k=1, filters={"session_id": "s1"})[0].text
+    two.add_turn("Bob", "Actually, Munich.", session_id="s1", namespace="bob")
+    assert two.count(filters={"session_id": "s1", "kind": "turn"}) == 1  # Alice's session untouched
+    assert two.count(filters={"session_id": "s1", "kind": "turn"}, namespace="bob") == 2
+
+
+def test_cli_scope(two: Memory, tmp_path: Path) -> None:
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(main, ["--db", two.path, *args])
+
+    shown = run("-n", "alice", "get", "shared-id")
+    assert shown.exit_code == 0 and "vault code" in shown.output
+    hidden = run("-n", "bob", "get", "shared-id")
+    assert hidden.exit_code == 1 and "vault code" not in hidden.output
+    assert "not found: shared-id" in hidden.output
+    removed = run("-n", "bob", "delete", "shared-id", "--json")
+    assert removed.exit_code == 0 and json.loads(removed.output) == {"deleted": 0}
+    found = run("-n", "bob", "search", "vault code", "--json")
+    assert found.exit_code == 0 and json.loads(found.output)["hits"] == []
+    assert alice_entry(two).text.startswith("Alice's secret")
