@@ -22,6 +22,7 @@ from .memory import Memory, default_db_path
 from .model import Entry, Source
 from .store.base import Filters
 from .store.connection import writable
+from .validation import json_or_text
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
@@ -115,10 +116,7 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
         if "=" not in pair:
             raise click.UsageError(f"--meta expects KEY=VALUE, got {pair!r}")
         key, value = pair.split("=", 1)
-        try:
-            metadata[key] = json.loads(value)
-        except ValueError:
-            metadata[key] = value
+        metadata[key] = json_or_text(value)
     entries = [
         Entry(text=t, kind=kind, persons=list(persons), entities=list(entities), keywords=list(keywords),
               location=location, topic=topic, timestamp=timestamp, metadata=dict(metadata), source=Source())

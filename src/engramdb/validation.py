@@ -8,6 +8,7 @@ values it can hold (valid Unicode, JSON without NaN, integers SQLite can bind).
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime, timezone
 from typing import Any
@@ -137,6 +138,24 @@ def normalize_timestamp(value: str | datetime | None, what: str = "timestamp") -
     except (OverflowError, ValueError, OSError):
         raise ValueError(f"{what} {dt.isoformat()} is out of range (years 1 to 9999 in UTC)") from None
     return utc.isoformat(timespec="seconds")
+
+
+def json_or_text(raw: str, scalars_only: bool = False) -> Any:
+    """A command-line value: its JSON reading (``3``, ``true``, ``null``, ``[1, 2]``) when it is
+    valid, finite JSON (only a scalar if `scalars_only`), else the text itself (``NaN``,
+    ``1e999`` and 5,000-digit numbers stay text)."""
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+        check_json_object({"v": value}, "value")
+    except (ValueError, RecursionError):
+        return raw
+    if scalars_only and isinstance(value, (dict, list)):
+        return raw
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
 
 
 def _type(value: Any) -> str:

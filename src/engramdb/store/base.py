@@ -8,8 +8,6 @@ pgvector) implements the same protocol.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol, Sequence
@@ -18,7 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model import KINDS, Entry
-from ..validation import check_json_scalar, check_str, check_str_list, normalize_timestamp
+from ..validation import check_json_scalar, check_str, check_str_list, json_or_text, normalize_timestamp
 
 # Metadata keys a filter may name: they become part of a JSON path, so no quotes or dots.
 METADATA_KEY = re.compile(r"[^\W][\w\-]{0,63}")
@@ -109,23 +107,13 @@ class Filters:
             key, raw = pair.split("=", 1)
             value: Any = raw
             if key.startswith("metadata."):
-                try:
-                    parsed = json.loads(raw, parse_constant=_not_json)
-                    if isinstance(parsed, (int, bool)) or parsed is None or \
-                            (isinstance(parsed, float) and math.isfinite(parsed)):
-                        value = parsed
-                except (ValueError, RecursionError):
-                    pass  # not a JSON scalar ("NaN", "1e999", 5,000 digits...): the text itself
+                value = json_or_text(raw, scalars_only=True)
             if key in ("kind", "person", "entity", "keyword") and key in data:
                 existing = data[key]
                 data[key] = (existing if isinstance(existing, list) else [existing]) + [value]
             else:
                 data[key] = value
         return Filters.parse(data)
-
-
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
 
 
 class Store(Protocol):

@@ -1,0 +1,187 @@
+"""Bad input gets one clear error and loses nothing: validation is complete before the
+first write, and no input reaches the user as a traceback (a server would answer 500)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engramdb import Entry, InputError, Memory
+from engramdb.cli import main
+from engramdb.store.base import Filters
+
+BAD_FIELDS = [
+    ({"location": 5}, "entry location must be a string"),
+    ({"topic": ["a"]}, "entry topic must be a string"),
+    ({"source": {"speaker": 3}}, "source.speaker must be a string"),
+    ({"source": "file.md"}, "source must be a JSON object"),
+    ({"source": {"heading_path": "H1"}}, "source.heading_path must be a list of strings"),
+    ({"source": {"chunk_index": "x"}}, "source.chunk_index must be a non-negative integer"),
+    ({"created_at": "garbage"}, "created_at 'garbage' is not ISO 8601"),
+    ({"timestamp": 1700000000}, "timestamp must be ISO 8601 text"),
+    ({"timestamp": "9999-12-31T23:59:59-05:00"}, "out of range"),
+    ({"timestamp": "0001-01-01T00:00:00+01:00"}, "out of range"),
+    ({"id": 10**30}, "entry id must be a string"),
+    ({"id": ""}, "entry id must not be empty"),
+    ({"persons": "Alice"}, "entry persons must be a list of strings"),
+    ({"metadata": {"n": math.nan}}, "NaN and Infinity are not allowed"),
+    ({"metadata": {"n": 2**70}}, "integer out of the 64-bit range"),
+    ({"metadata": {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}, "nested more than"),
+    ({"text": "lone \udc80 surrogate"}, "not valid Unicode"),
+    ({"kind": "memo"}, "entry kind must be one of"),
+]
+
+
+@pytest.mark.parametrize("fields, message", BAD_FIELDS, ids=[m for _, m in BAD_FIELDS])
+def test_a_late_bad_item_writes_nothing(mem: Memory, fields: dict, message: str) -> None:
+    items = [{"text": f"valid entry number {i}"} for i in range(300)] + [{"text": "the bad one", **fields}]
+    with pytest.raises(InputError, match="item 300: .*" + message.split("(")[0][:40].replace("'", ".")):
+        mem.add(items, batch_size=64)
+    assert mem.count() == 0
+
+
+@pytest.mark.parametrize("fields, message", BAD_FIELDS[:12], ids=[m for _, m in BAD_FIELDS[:12]])
+def test_a_late_bad_jsonl_line_writes_nothing(mem: Memory, tmp_path: Path, fields: dict, message: str) -> None:
+    lines = [json.dumps({"text": f"valid line {i}"}) for i in range(300)]
+    lines.append(json.dumps({"text": "the bad one", **fields}))
+    path = tmp_path / "late.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"late.jsonl:301: "):
+        mem.import_path(path)
+    assert mem.count() == 0
+
+
+RAW_LINES = {
+    "bad utf-8": (b'{"text": "caf\xe9"}', "not UTF-8 text"),
+    "5,000-digit integer": (b'{"text": "x", "metadata": {"n": ' + b"9" * 5000 + b"}}", "4,300 digits"),
+    "deep nesting": (b'{"text": "x", "metadata": {"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+                     "nested too deeply"),
+    "NaN": (b'{"text": "x", "metadata": {"n": NaN}}', "NaN is not valid JSON"),
+    "Infinity": (b'{"text": "x", "metadata": {"n": -Infinity}}', "Infinity is not valid JSON"),
+    "not an object": (b'["text"]', "an entry must be a JSON object"),
+    "lone surrogate escape": (b'{"text": "\\udc80"}', "not valid Unicode"),
+}
+
+
+@pytest.mark.parametrize("name", list(RAW_LINES))
+def test_raw_jsonl_lines_give_one_error_line_in_the_cli(tmp_path: Path, name: str) -> None:
+    line, message = RAW_LINES[name]
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"text": "fine"}\n' + line + b"\n")
+    db = tmp_path / "cli.db"
+    result = CliRunner().invoke(main, ["--db", str(db), "--embedder", "minilm", "import", str(path)])
+    assert result.exit_code == 1, result.output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+    assert result.output.startswith(f"error: {path}:2: ") and message in result.output, result.output
+    assert result.output.count("\n") == 1
+    with Memory(db) as check:
+        assert check.count() == 0
+
+
+@pytest.fixture()
+def cli_store(tmp_path: Path):
+    db = tmp_path / "cli.db"
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", str(db), "--embedder", "minilm", "add", "Alice flew to Oslo.",
+                                "--timestamp", "2024-03-14"]).exit_code == 0
+
+    def run(*args: str):
+        return runner.invoke(main, ["--db", str(db), *args])
+
+    return run
+
+
+SEARCHES = {
+    "since at the calendar limit": (["tea", "--filter", "since=9999-12-31T23:59:59-05:00"], "out of range"),
+    "until at the calendar limit": (["tea", "--filter", "until=0001-01-01T00:00:00+01:00"], "out of range"),
+    "now at the calendar limit": (["tea", "--now", "9999-12-31T23:59:59-05:00"], "out of range"),
+    "empty now": (["tea", "--now", ""], "now must be an ISO 8601 time"),
+    "lone surrogate": (["tea \udc80"], "not valid Unicode"),
+    "unknown filter": (["tea", "--filter", "colour=red"], "unknown filter 'colour'"),
+    "bad metadata key": (["tea", "--filter", "metadata.a\"b=1"], "metadata key"),
+    "k of zero": (["tea", "-k", "0"], "k must be an integer from 1"),
+    "huge k": (["tea", "-k", "99999999"], "k must be an integer from 1"),
+}
+
+
+@pytest.mark.parametrize("name", list(SEARCHES))
+def test_bad_search_arguments_give_one_error_line(cli_store, name: str) -> None:
+    args, message = SEARCHES[name]
+    result = cli_store("search", *args)
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("error: ") and message in result.output, result.output
+
+
+@pytest.mark.parametrize("preset", ["default", "simplemem", "ping", "lychee", "molore"])
+@pytest.mark.parametrize("now", ["9999-12-31T23:59:59+00:00", "0001-01-01T00:00:00+00:00"])
+def test_relative_time_at_the_calendar_limits_still_searches(cli_store, preset: str, now: str) -> None:
+    for query in ("what happened next week?", "what did Alice do last year?", "10 years ago", "下个月", "上周"):
+        result = cli_store("search", query, "--now", now, "--preset", preset, "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["trace"]["now"]["value"] == now
+
+
+def test_query_length_is_capped_and_configurable(tmp_path: Path) -> None:
+    with Memory(tmp_path / "cap.db", embedder="minilm", max_query_chars=50) as mem:
+        mem.add(["Alice likes tea."])
+        assert mem.search("tea " * 12, k=1)[0].text == "Alice likes tea."
+        with pytest.raises(InputError, match="query is 52 characters long; the limit is 50"):
+            mem.search("tea " * 13)
+
+
+def test_metadata_filters_match_json_types_exactly(mem: Memory) -> None:
+    mem.add([
+        Entry(text="null value", metadata={"x": None}),
+        Entry(text="missing key", metadata={}),
+        Entry(text="true value", metadata={"x": True}),
+        Entry(text="one value", metadata={"x": 1}),
+        Entry(text="one point zero", metadata={"x": 1.0}),
+        Entry(text="text one", metadata={"x": "1"}),
+    ])
+
+    def texts(value: object) -> set[str]:
+        ids = mem.store.ids("default", Filters.parse({"metadata.x": value}))
+        return {e.text for e in mem.get(ids)}
+
+    assert texts(None) == {"null value"}
+    assert texts(True) == {"true value"}
+    assert texts(1) == {"one value", "one point zero"}
+    assert texts("1") == {"text one"}
+    assert texts(False) == set()
+    # The CLI reads JSON scalars: null, true and 1 keep their type; "NaN" is text.
+    assert {e.text for e in mem.get(mem.store.ids("default", Filters.parse_cli(["metadata.x=null"])))} == {"null value"}
+    assert Filters.parse_cli(["metadata.x=NaN"]).metadata == {"x": "NaN"}
+    assert Filters.parse_cli(["metadata.x=1e999"]).metadata == {"x": "1e999"}
+    # Search applies the same filter inside every channel.
+    assert [h.text for h in mem.search("value", filters={"metadata.x": None})] == ["null value"]
+
+
+def test_get_json_is_always_valid_json(cli_store) -> None:
+    added = cli_store("--embedder", "minilm", "add", "with metadata", "--meta", "n=NaN", "--meta", "big=1e999",
+                      "--json")
+    assert added.exit_code == 0, added.output
+    entry_id = json.loads(added.output)["ids"][0]
+    shown = cli_store("get", entry_id, "--json")
+    data = json.loads(shown.output)  # strict JSON: NaN/Infinity would fail here
+    assert data["entries"][0]["metadata"] == {"n": "NaN", "big": "1e999"}
+
+
+def test_python_nan_metadata_is_refused(mem: Memory) -> None:
+    with pytest.raises(InputError, match="NaN and Infinity are not allowed"):
+        mem.add([Entry(text="x", metadata={"score": float("inf")})])
+    assert mem.count() == 0
+
+
+def test_bad_namespaces_and_ids_are_input_errors(mem: Memory) -> None:
+    for bad in ("", "a" * 300, "tab\there", 5):
+        with pytest.raises(InputError):
+            mem.add(["x"], namespace=bad)  # type: ignore[arg-type]
+        with pytest.raises(InputError):
+            mem.get("x", namespace=bad)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="id must be a string"):
+        mem.get([12345])  # type: ignore[list-item]
+    assert mem.count(all_namespaces=True) == 0
