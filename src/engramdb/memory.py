@@ -56,6 +56,8 @@ class Memory:
     ``read_only`` opens the file without ever writing to it (every write raises
     `ReadOnlyStoreError`); ``max_query_chars`` caps the length of a query (longer ones raise
     `InputError`; processing is linear in the length anyway, the cap bounds the cost).
+    ``busy_timeout`` is how many seconds a write waits for another process's write lock
+    before raising `StoreBusyError` (reads never wait for writers: WAL).
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class Memory:
         llm: "LLMClient | None" = None,
         reranker: "str | Path | Reranker | None" = None,
         max_query_chars: int = MAX_QUERY_CHARS,
+        busy_timeout: float = 30.0,
     ) -> None:
         self.path = str(path or default_db_path())
         try:
@@ -78,7 +81,7 @@ class Memory:
         if isinstance(embedder, str):
             model_name(embedder)  # an unknown name fails here, before the file is created
         self.max_query_chars = max_query_chars
-        self.store = SQLiteStore(self.path, read_only=read_only)
+        self.store = SQLiteStore(self.path, read_only=read_only, busy_timeout_ms=int(busy_timeout * 1000))
         self._embedder_spec = embedder
         self._cache_dir = cache_dir
         self.llm = llm

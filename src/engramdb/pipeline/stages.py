@@ -28,7 +28,7 @@ class PlanStage:
 
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
         store = ctx.engine.store
-        context = PlanContext(now=ctx.now, match_names=lambda text: store.gazetteer.match(store, ctx.namespace, text))
+        context = PlanContext(now=ctx.now, match_names=lambda text: store.match_names(ctx.namespace, text))
         plan = ctx.plan = ctx.engine.planner.plan(ctx.query, context)
         rec["query"] = ctx.query
         rec["planner"] = plan.planner

@@ -16,6 +16,7 @@ where driver errors become Engram's errors.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 from contextlib import contextmanager
@@ -36,12 +37,11 @@ APPLICATION_ID = 0x456E676D
 ENGRAM_TABLES = frozenset({"meta", "entries", "tags", "vectors", "lexicon"})
 
 
-def map_driver_error(exc: apsw.Error, path: str) -> EngramError:
+def map_driver_error(exc: apsw.Error, path: str, timeout_ms: int | None = None) -> EngramError:
     """The Engram error a driver exception means, with a message a user can act on."""
     if isinstance(exc, apsw.BusyError):
-        return StoreBusyError(
-            f"store {path} is busy: another process held its write lock for over "
-            f"{BUSY_TIMEOUT_MS // 1000} s; try again")
+        waited = f" for over {timeout_ms / 1000:g} s" if timeout_ms is not None else ""
+        return StoreBusyError(f"store {path} is busy: another process held its lock{waited}; try again")
     if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError)):
         return ReadOnlyStoreError(f"store {path} cannot be written (read-only file, folder or open mode)")
     if isinstance(exc, apsw.NotADBError):
@@ -76,6 +76,11 @@ def _translated(method: F) -> F:
             return method(self, *args, **kwargs)
         except apsw.Error as exc:
             raise map_driver_error(exc, getattr(self, "path", "?")) from exc
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            # Stored text that is not UTF-8, or a row's JSON that does not parse: only a
+            # damaged file (or another program writing into it) produces these.
+            raise StoreCorruptError(f"store {getattr(self, 'path', '?')} is damaged (unreadable row: "
+                                    f"{type(exc).__name__}); restore it from a backup") from exc
 
     return wrapper  # type: ignore[return-value]
 
@@ -88,26 +93,27 @@ def translate_driver_errors(cls: type) -> type:
     return cls
 
 
-def connect(path: str, *, read_only: bool, create: bool = False) -> apsw.Connection:
+def connect(path: str, *, read_only: bool, create: bool = False,
+            busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> apsw.Connection:
     if read_only:
         flags = apsw.SQLITE_OPEN_READONLY
     else:
         flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     with driver_errors(path):
         conn = apsw.Connection(path, flags=flags)
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        conn.set_busy_timeout(busy_timeout_ms)
     if read_only:
         try:
             conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         except apsw.CantOpenError:
             conn.close()
-            return _connect_immutable(path)
+            return _connect_immutable(path, busy_timeout_ms)
         except apsw.Error:
             pass  # not a database, damaged...: `inspect_file` says which
     return conn
 
 
-def _connect_immutable(path: str) -> apsw.Connection:
+def _connect_immutable(path: str, busy_timeout_ms: int) -> apsw.Connection:
     """A WAL store on read-only media (or in a folder we may not write) cannot be opened
     read-only the usual way: SQLite must create its ``-shm`` file. When no write-ahead log
     is pending (the last writer closed cleanly), the file alone holds every entry and can
@@ -120,6 +126,7 @@ def _connect_immutable(path: str) -> apsw.Connection:
     uri = "file:" + quote(str(Path(path).resolve())) + "?immutable=1"
     with driver_errors(path):
         conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        conn.set_busy_timeout(busy_timeout_ms)
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     return conn
 
@@ -154,10 +161,11 @@ def writable(path: str) -> bool:
 
 
 @contextmanager
-def write_transaction(conn: apsw.Connection, path: str, timeout_ms: int = BUSY_TIMEOUT_MS) -> Iterator[None]:
+def write_transaction(conn: apsw.Connection, path: str, timeout_ms: int = BUSY_TIMEOUT_MS,
+                      restore_ms: int = BUSY_TIMEOUT_MS) -> Iterator[None]:
     """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error); nested calls join the
     outer transaction. Waits up to `timeout_ms` for another process's write lock, then
-    raises `StoreBusyError`."""
+    raises `StoreBusyError`; the connection's busy timeout goes back to `restore_ms`."""
     if conn.in_transaction:
         yield
         return
@@ -172,13 +180,13 @@ def write_transaction(conn: apsw.Connection, path: str, timeout_ms: int = BUSY_T
                 # The busy handler already waited; a busy that returns early (WAL recovery
                 # by another process) is retried until the same deadline.
                 if time.monotonic() >= deadline:
-                    raise map_driver_error(exc, path) from exc
+                    raise map_driver_error(exc, path, timeout_ms) from exc
                 time.sleep(0.01)
             except apsw.Error as exc:
                 raise map_driver_error(exc, path) from exc
     finally:
-        if timeout_ms != BUSY_TIMEOUT_MS:
-            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        if timeout_ms != restore_ms:
+            conn.set_busy_timeout(restore_ms)
     try:
         yield
     except BaseException:

@@ -27,7 +27,7 @@ from .gazetteer import Gazetteer
 from .lexical import LexicalIndex, RowCodes
 from . import substring as substring_channel
 from . import timeline
-from .connection import connect, inspect_file, translate_driver_errors, writable, write_transaction
+from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, translate_driver_errors, writable, write_transaction
 from .schema import SCHEMA_VERSION, create_or_migrate, is_current
 from .vectors import VectorIndex
 
@@ -55,8 +55,9 @@ class SQLiteStore:
     write, or a reader that must not change it); writes then raise `ReadOnlyStoreError`.
     """
 
-    def __init__(self, path: str | Path, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = str(Path(path).expanduser())
+        self.busy_timeout_ms = busy_timeout_ms
         if self.path == ":memory:":
             raise EngramError("an in-memory store cannot be shared between threads; give a file path")
         self.read_only = read_only
@@ -71,7 +72,7 @@ class SQLiteStore:
             raise ReadOnlyStoreError(
                 f"store {self.path} is read-only here (the file, its folder or its mount); it can be read "
                 "(search, get, stats) but not changed")
-        self._writer = connect(self.path, read_only=read_only, create=True)
+        self._writer = connect(self.path, read_only=read_only, create=True, busy_timeout_ms=busy_timeout_ms)
         try:
             self._open()
         except BaseException:
@@ -113,7 +114,7 @@ class SQLiteStore:
     def _reader(self) -> apsw.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path, read_only=self.read_only)
+            conn = connect(self.path, read_only=self.read_only, busy_timeout_ms=self.busy_timeout_ms)
             self._local.conn = conn
             with self._conn_lock:
                 self._connections.append(conn)
@@ -123,9 +124,8 @@ class SQLiteStore:
         """The writer's ``BEGIN IMMEDIATE`` transaction (call with `_write_lock` held)."""
         if self.read_only:
             raise ReadOnlyStoreError(f"store {self.path} is open read-only")
-        if timeout_ms is None:
-            return write_transaction(self._writer, self.path)
-        return write_transaction(self._writer, self.path, timeout_ms)
+        wait = self.busy_timeout_ms if timeout_ms is None else min(timeout_ms, self.busy_timeout_ms)
+        return write_transaction(self._writer, self.path, wait, restore_ms=self.busy_timeout_ms)
 
     def _meta(self, key: str, conn: apsw.Connection | None = None) -> str | None:
         row = (conn or self._writer).execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -436,6 +436,10 @@ class SQLiteStore:
             lexical = index.score_positions(list(terms), positions) if terms else np.zeros(len(rowids))
         order = np.lexsort((-rowids, -lexical, -n))[:k]
         return [(int(rowids[i]), float(n[i])) for i in order]
+
+    def match_names(self, namespace: str | None, text: str) -> list[tuple[str, str]]:
+        """The (field, name) tags of `namespace` that occur in `text` (the planner's gazetteer)."""
+        return self.gazetteer.match(self, namespace, text)
 
     def vectors_of(self, rowids: Sequence[int]) -> np.ndarray:
         """Stored vectors of `rowids` (zeros where a row has none), for diversity in selection."""
