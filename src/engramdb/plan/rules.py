@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..text.timeparse import find_time_windows
+from ..text.timeparse import TimeWindow, find_time_windows
 from ..text.tokenize import STOPWORDS_EN, STOPWORDS_ZH, normalize
 from .base import PlanContext
 from .model import MAX_SUB_QUERIES, EvidenceRoute, QueryPlan
@@ -38,7 +38,36 @@ _QUESTION_WORDS = {"what", "when", "where", "who", "whom", "whose", "which", "wh
                    "many", "much", "often", "long", "times"}
 _ZH_QUESTION_RE = re.compile(r"哪|什么|谁|多少|几|怎么|为什么|是否|吗")
 _CHOICE_RE = re.compile(r"\b(?:or|more|less|than)\b|还是|更")
+_MAX_BLANKED = 16  # distinct time expressions blanked wherever they occur (see _without_times)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.:/-]\d+)*|[\u3400-\u9fff]+")
+
+
+def _without_times(query: str, windows: list[TimeWindow]) -> str:
+    """The query with its time expressions blanked, for its keywords.
+
+    Each expression is blanked wherever it occurs in the query. Only a query written to be slow
+    holds more than `_MAX_BLANKED` distinct expressions ("1 day ago 2 days ago …" thousands of
+    times); the ones past that are cut out once each, where they were read, in one pass over
+    the query, rather than searched for in the whole query one by one (quadratic).
+    """
+    expressions = list(dict.fromkeys(w.expression for w in windows))
+    rest = set(expressions[_MAX_BLANKED:])
+    if rest:
+        # `windows` are in order of appearance and do not overlap, so each one is found at
+        # or after the end of the one before.
+        pieces: list[str] = []
+        cursor = 0
+        for window in windows:
+            if window.expression in rest:
+                at = query.find(window.expression, cursor)
+                if at < 0:  # pragma: no cover - windows read from another text
+                    continue
+                pieces += [query[cursor:at], " "]
+                cursor = at + len(window.expression)
+        query = "".join([*pieces, query[cursor:]])
+    for expression in expressions[:_MAX_BLANKED]:
+        query = query.replace(expression, " ")
+    return query
 
 
 def _keywords(text: str) -> list[str]:
@@ -92,10 +121,7 @@ class RulePlanner:
             intent = "comparison"  # "Did Caroline or Melanie paint more?"
         elif intent == "lookup" and windows:
             intent = "temporal"
-        stripped = query
-        for window in windows:
-            stripped = stripped.replace(window.expression, " ")
-        keywords = _keywords(stripped)
+        keywords = _keywords(_without_times(query, windows))
         sub_queries = [query]
         routes: list[EvidenceRoute] = []
         # The bare content ("Caroline LGBTQ support group") matches statements better than a

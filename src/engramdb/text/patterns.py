@@ -14,7 +14,13 @@ import re
 from .tokenize import normalize
 
 _QUOTED = re.compile(r"[\"“”「『《]([^\"“”「」『』《》]{2,80})[\"“”」』》]")
-_TOKEN = re.compile(r"[a-z0-9]+(?:[._\-/:+#][a-z0-9]+)+|[a-z]*\d[a-z0-9]*")
+# An identifier (parts joined by separators) or a word with a digit. A match only starts where
+# a run of [a-z0-9] starts: tried from inside a run it would end where the try from the run's
+# start ended, so it could only repeat that one's failure, and retrying at every position of a
+# long run is quadratic ("aaa…a" of 20,000 characters took seconds). The one start inside a run
+# that can match is a non-ASCII digit ("v٣"), which \d covers and [a-z0-9] does not.
+_TOKEN = re.compile(r"(?<![a-z0-9])(?:[a-z0-9]+(?:[._\-/:+#][a-z0-9]+)+|[a-z]*\d[a-z0-9]*)"
+                    r"|(?<=[a-z0-9])(?![0-9])\d[a-z0-9]*")
 
 
 def exact_patterns(query: str, max_patterns: int = 6) -> list[str]:

@@ -9,6 +9,8 @@ seasons are northern-hemisphere meteorological seasons (summer = June to August)
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -109,7 +111,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:in|during|of)\s+(\d{4})\b|\b(\d{4})\s*年(?!\d)"), "year"),
     (re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)\s+"
                 r"(day|week|month|year)s?\s+(ago|later|from now)\b"), "n_ago"),
-    (re.compile(r"([\d零一二两三四五六七八九十]+)\s*(天|日|周|星期|个月|月|年)(前|以前|之前|后|以后|之后)"), "n_ago_zh"),
+    # The number starts where a run of numerals starts: retried from inside the run it would
+    # rescan the same run from every position (quadratic on a long run of digits).
+    (re.compile(r"(?<![\d零一二两三四五六七八九十])([\d零一二两三四五六七八九十]+)\s*(天|日|周|星期|个月|月|年)"
+                r"(前|以前|之前|后|以后|之后)"), "n_ago_zh"),
     (re.compile(r"\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|"
                 r"tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"), "day_word"),
     (re.compile(r"(大前天|前天|昨天|昨晚|今天|今晚|明天|后天)"), "day_word_zh"),
@@ -244,20 +249,37 @@ def find_time_windows(text: str, ref: datetime) -> list[TimeWindow]:
     if ref.tzinfo is None:
         ref = ref.replace(tzinfo=timezone.utc)
     lowered = text.lower()
+    # Spans claimed by earlier patterns: disjoint, sorted by start (`starts` mirrors `taken`).
     taken: list[tuple[int, int]] = []
+    starts: list[int] = []
     found: list[tuple[int, TimeWindow]] = []
     for pattern, kind in _PATTERNS:
+        claimed: list[tuple[int, int]] = []  # this pattern's matches never overlap each other
         for m in pattern.finditer(lowered):
-            if any(m.start() < e and s < m.end() for s, e in taken):
+            if _overlaps(taken, starts, m.start(), m.end()):
                 continue
             try:
                 window = _resolve(kind, m, ref)
-            except (ValueError, KeyError):
-                continue  # "31 February" and the like: not a date
+            except (ValueError, KeyError, OverflowError):
+                continue  # "31 February", "99999999999 days ago" and the like: not a date
             if window is not None:
-                taken.append((m.start(), m.end()))
+                claimed.append((m.start(), m.end()))
                 found.append((m.start(), TimeWindow(window[0], window[1], text[m.start():m.end()], kind)))
+        if claimed:
+            taken = list(heapq.merge(taken, claimed))
+            starts = [s for s, _ in taken]
     return [w for _, w in sorted(found, key=lambda item: item[0])]
+
+
+def _overlaps(taken: list[tuple[int, int]], starts: list[int], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps a span of `taken` (disjoint spans sorted by start).
+
+    Only the last span starting before `end` can overlap: disjoint spans sorted by start are
+    sorted by end too. A bisection, not a scan of every span (quadratic in the number of
+    expressions for a query that repeats one thousands of times).
+    """
+    at = bisect.bisect_left(starts, end) - 1
+    return at >= 0 and taken[at][1] > start
 
 
 def parse_time_window(text: str, ref: datetime) -> TimeWindow | None:
