@@ -185,3 +185,18 @@ def test_bad_namespaces_and_ids_are_input_errors(mem: Memory) -> None:
     with pytest.raises(InputError, match="id must be a string"):
         mem.get([12345])  # type: ignore[list-item]
     assert mem.count(all_namespaces=True) == 0
+
+
+def test_a_bad_turn_in_a_later_session_writes_no_session(mem: Memory, tmp_path: Path) -> None:
+    lines = [json.dumps({"session_id": "s1", "speaker": "Alice", "text": f"Turn {i} of the first session."})
+             for i in range(50)]
+    lines.append(json.dumps({"session_id": "s2", "speaker": "Bob", "text": "fine"}))
+    lines.append(json.dumps({"session_id": "s2", "speaker": "Bob\udc80", "text": "a bad speaker"}))
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="session 's2', turn 2: .*not valid Unicode"):
+        mem.import_path(path)
+    assert mem.count() == 0
+    with pytest.raises(InputError):
+        mem.add_conversation([("Alice", "hi"), ("Bob", "caf\udce9")], session_id="live")
+    assert mem.count() == 0
