@@ -200,3 +200,15 @@ def test_a_bad_turn_in_a_later_session_writes_no_session(mem: Memory, tmp_path: 
     with pytest.raises(InputError):
         mem.add_conversation([("Alice", "hi"), ("Bob", "caf\udce9")], session_id="live")
     assert mem.count() == 0
+
+
+def test_query_cap_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "env.db"
+    with Memory(db, embedder="minilm") as mem:
+        mem.add(["Alice likes tea."])
+    monkeypatch.setenv("ENGRAM_MAX_QUERY_CHARS", "10")
+    result = CliRunner().invoke(main, ["--db", str(db), "search", "a query of some length"])
+    assert result.exit_code == 1 and "the limit is 10" in result.output
+    monkeypatch.setenv("ENGRAM_MAX_QUERY_CHARS", "ten")
+    result = CliRunner().invoke(main, ["--db", str(db), "search", "tea"])
+    assert result.exit_code == 1 and "ENGRAM_MAX_QUERY_CHARS must be a whole number" in result.output

@@ -31,6 +31,19 @@ MAX_K = 1_000  # most results one search returns
 ProgressCallback = Callable[[int, int], None]
 
 
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError(f"${name} must be a whole number, not {raw!r}") from None
+    if value < 1:
+        raise InputError(f"${name} must be at least 1")
+    return value
+
+
 def default_db_path() -> str:
     """``$ENGRAM_DB`` if set, else ``./engram.db``."""
     return os.environ.get("ENGRAM_DB") or DEFAULT_DB
@@ -54,8 +67,9 @@ class Memory:
     ``model.onnx`` and ``tokenizer.json``, or any object with ``score(query, texts)``;
     without one it is read from ``ENGRAM_RERANKER`` (a preset's ``[rerank] model`` wins).
     ``read_only`` opens the file without ever writing to it (every write raises
-    `ReadOnlyStoreError`); ``max_query_chars`` caps the length of a query (longer ones raise
-    `InputError`; processing is linear in the length anyway, the cap bounds the cost).
+    `ReadOnlyStoreError`); ``max_query_chars`` caps the length of a query (default 20,000 or
+    ``$ENGRAM_MAX_QUERY_CHARS``; longer ones raise `InputError`; processing is linear in the
+    length anyway, the cap bounds the cost).
     ``busy_timeout`` is how many seconds a write waits for another process's write lock
     before raising `StoreBusyError` (reads never wait for writers: WAL).
     """
@@ -70,7 +84,7 @@ class Memory:
         cache_dir: str | Path | None = None,
         llm: "LLMClient | None" = None,
         reranker: "str | Path | Reranker | None" = None,
-        max_query_chars: int = MAX_QUERY_CHARS,
+        max_query_chars: int | None = None,
         busy_timeout: float = 30.0,
     ) -> None:
         self.path = str(path or default_db_path())
@@ -80,7 +94,8 @@ class Memory:
             raise InputError(str(exc)) from None
         if isinstance(embedder, str):
             model_name(embedder)  # an unknown name fails here, before the file is created
-        self.max_query_chars = max_query_chars
+        self.max_query_chars = max_query_chars if max_query_chars is not None else _env_int(
+            "ENGRAM_MAX_QUERY_CHARS", MAX_QUERY_CHARS)
         self.store = SQLiteStore(self.path, read_only=read_only, busy_timeout_ms=int(busy_timeout * 1000))
         self._embedder_spec = embedder
         self._cache_dir = cache_dir
