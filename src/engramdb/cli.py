@@ -210,6 +210,8 @@ def _render_hit(rank: int, hit: dict[str, Any]) -> str:
               help="Keep only the best entry per document/path/session.")
 @click.option("--now", default=None,
               help="Reference time for 'last week', '上周'... (ISO 8601; default: the newest entry's time).")
+@click.option("--threshold", type=float, default=None, metavar="P",
+              help="Drop hits scoring below P (with the calibrated default preset: the chance it is relevant).")
 @click.option("--planner", type=click.Choice(["none", "rules", "llm"]), default=None,
               help="How the question is read (default: the preset's): as typed, by rules, or by an LLM.")
 @click.option("--no-reflect", is_flag=True, help="Skip the preset's LLM reflection rounds for this query.")
@@ -217,12 +219,13 @@ def _render_hit(rank: int, hit: dict[str, Any]) -> str:
 @click.option("--explain", is_flag=True, help="Show the per-stage trace as a tree, with each stage's candidates.")
 @click.pass_context
 def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], preset: str, group_by: str | None,
-           now: str | None, planner: str | None, no_reflect: bool, as_json: bool, explain: bool) -> None:
+           now: str | None, threshold: float | None, planner: str | None, no_reflect: bool, as_json: bool,
+           explain: bool) -> None:
     """Search the store; each hit shows its fused score and every channel that found it."""
     parsed = Filters.parse_cli(filters)
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
         result = mem.search(query, k=k, filters=parsed, preset=preset, group_by=group_by, now=now, planner=planner,
-                            reflect=not no_reflect, explain=explain)
+                            reflect=not no_reflect, explain=explain, threshold=threshold)
     data = result.to_dict()
     if as_json:
         _print_json(data)
@@ -292,6 +295,45 @@ def get(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
             click.echo(json.dumps(entry.to_dict(), ensure_ascii=False))
     if missing:
         raise EngramError(f"not found: {', '.join(sorted(missing))}")
+
+
+@main.command("list")
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE", help="Only entries that match (repeatable).")
+@click.option("--order", type=click.Choice(["newest", "oldest"]), default="newest", show_default=True)
+@click.option("--limit", type=int, default=50, show_default=True, help="Entries per page (1 to 1,000).")
+@click.option("--cursor", default=None, help="Continue from a page's next_cursor.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"results": [entry, ...], "next_cursor": ...}.')
+@click.pass_context
+def list_cmd(ctx: click.Context, filters: tuple[str, ...], order: str, limit: int, cursor: str | None,
+             as_json: bool) -> None:
+    """Page through the namespace's entries, newest first (stable while others write)."""
+    parsed = Filters.parse_cli(filters)
+    with _memory(ctx, must_exist=True, reads_only=True) as mem:
+        page = mem.list(filters=parsed, order=order, limit=limit, cursor=cursor)
+    if as_json:
+        _print_json(page.to_dict())
+        return
+    for entry in page.results:
+        text = " ".join(entry.text.split())
+        when = (entry.timestamp or entry.created_at or "")[:10]
+        click.echo(f"{entry.id}  {entry.kind:<5} {when:<10}  {text[:100] + ('...' if len(text) > 100 else '')}")
+    if page.next_cursor:
+        click.echo(f"more: engram list --cursor {page.next_cursor}", err=True)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a list of {namespace, count, kinds}.")
+@click.pass_context
+def namespaces(ctx: click.Context, as_json: bool) -> None:
+    """The store's namespaces with their entry counts."""
+    with _memory(ctx, must_exist=True, reads_only=True) as mem:
+        rows = mem.namespaces()
+    if as_json:
+        _print_json(rows)
+        return
+    for row in rows:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(row["kinds"].items()))
+        click.echo(f"{row['namespace']}\t{row['count']}\t{kinds}")
 
 
 @main.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -13,9 +14,10 @@ from .conversation import Conversation, ConversationReport, Extractor, Turn, bui
 from .conversation.ingest import turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
-from .model import Entry, SearchResult
+from .model import Entry, Page, SearchResult
+from .pagination import decode_cursor, encode_cursor
 from .validation import check_name, check_unicode, normalize_timestamp
-from .pipeline.presets import Preset, load_preset
+from .pipeline.presets import GROUP_KEYS, Preset, load_preset
 from .plan.base import Planner
 from .pipeline.search import SearchPipeline
 from .store.base import Filters
@@ -72,6 +74,9 @@ class Memory:
     length anyway, the cap bounds the cost).
     ``busy_timeout`` is how many seconds a write waits for another process's write lock
     before raising `StoreBusyError` (reads never wait for writers: WAL).
+    ``allow_preset_files=False`` makes `search` refuse presets that name a file (a ``.toml``
+    path, ``extends = "x.toml"``, ``[rerank] model``), so a server's clients can pass presets
+    as data but never make it read a file.
     """
 
     def __init__(
@@ -86,6 +91,7 @@ class Memory:
         reranker: "str | Path | Reranker | None" = None,
         max_query_chars: int | None = None,
         busy_timeout: float = 30.0,
+        allow_preset_files: bool = True,
     ) -> None:
         self.path = str(path or default_db_path())
         try:
@@ -94,6 +100,7 @@ class Memory:
             raise InputError(str(exc)) from None
         if isinstance(embedder, str):
             model_name(embedder)  # an unknown name fails here, before the file is created
+        self.allow_preset_files = allow_preset_files
         self.max_query_chars = max_query_chars if max_query_chars is not None else _env_int(
             "ENGRAM_MAX_QUERY_CHARS", MAX_QUERY_CHARS)
         self.store = SQLiteStore(self.path, read_only=read_only, busy_timeout_ms=int(busy_timeout * 1000))
@@ -313,8 +320,9 @@ class Memory:
         *,
         filters: Filters | dict[str, Any] | None = None,
         namespace: str | None = None,
-        preset: str | Preset = "default",
+        preset: "str | Preset | dict[str, Any]" = "default",
         group_by: str | None = None,
+        threshold: float | None = None,
         now: str | datetime | None = None,
         planner: str | None = None,
         reflect: bool = True,
@@ -323,7 +331,13 @@ class Memory:
         """The ``k`` most useful entries for ``query``, best first, each with per-channel evidence.
 
         ``filters`` are hard constraints applied inside every channel (see `Filters`).
-        ``group_by="doc"`` keeps only the best chunk per document. ``now`` is the reference
+        ``preset`` is a shipped preset's name, a `Preset`, a table of preset sections (a dict,
+        as in a preset file), or a ``.toml`` path. Each channel returns its preset depth or
+        ``k`` candidates, whichever is more, so ``k`` hits come back whenever that many match.
+        ``threshold`` drops hits whose final score is below it: with the calibrated ``default``
+        a score reads as the chance the hit is relevant; other presets' scores are on their
+        own scales (docs/PRESETS.md).
+        ``group_by="doc"`` (or ``"path"``, ``"session"``) keeps only the best entry per group. ``now`` is the reference
         time for relative expressions in the query ("last week", "上周"): by default the
         newest entry's time in the namespace (so questions about a past conversation are
         read from where it ended), else the clock. It is recorded in the trace.
@@ -342,8 +356,13 @@ class Memory:
                              "(Memory(max_query_chars=...))")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise InputError(f"k must be an integer from 1 to {MAX_K}, not {k!r:.20}")
+        if group_by is not None and group_by not in GROUP_KEYS:
+            raise InputError(f"group_by must be one of {', '.join(GROUP_KEYS)}, not {group_by!r:.40}")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                      or not math.isfinite(threshold)):
+            raise InputError(f"threshold must be a number, not {threshold!r:.40}")
         parsed = Filters.parse(filters)
-        chosen = load_preset(preset)
+        chosen = load_preset(preset, allow_files=self.allow_preset_files)
         embedder = self.embedder if "semantic" in chosen.channels else None
         plan_with, reflector = self._planning(planner or chosen.planner, chosen.reflect_rounds)
         pipeline = SearchPipeline(self.store, embedder, self._executor, planner=plan_with, reflector=reflector,
@@ -353,6 +372,10 @@ class Memory:
         result = pipeline.run(query, k, chosen, ns, parsed, group_by=group_by, now=reference, explain=explain,
                               reflect=reflect)
         result.trace["now"] = {"value": reference.isoformat(), "from": origin}
+        if threshold is not None:
+            kept = [hit for hit in result.hits if hit.score >= threshold]
+            result.trace["threshold"] = {"value": threshold, "dropped": len(result.hits) - len(kept)}
+            result.hits = kept
         return result
 
     def _reranking(self, preset: Preset) -> "Reranker | None":
@@ -413,6 +436,26 @@ class Memory:
         """Entries of the namespace by id, in the order asked. Ids it does not hold — missing,
         or another namespace's — are skipped: scope is a hard boundary."""
         return self.store.get(self._scope(namespace), self._ids(ids))
+
+    def list(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
+             order: str = "newest", limit: int = 50, cursor: str | None = None) -> Page:
+        """A page of the namespace's entries, newest (or oldest) first, with the same filters
+        as `search`. Pass the page's ``next_cursor`` to get the next one; pages never repeat or
+        skip an entry while others are added or deleted meanwhile (a cursor is a position, not
+        an offset). ``limit`` is 1 to 1,000."""
+        if order not in ("newest", "oldest"):
+            raise InputError(f"order must be 'newest' or 'oldest', not {order!r:.20}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_K:
+            raise InputError(f"limit must be an integer from 1 to {MAX_K}, not {limit!r:.20}")
+        after = decode_cursor(cursor, order) if cursor is not None else None
+        entries, last = self.store.page(self._scope(namespace), Filters.parse(filters), newest_first=order == "newest",
+                                        limit=limit, after=after)
+        return Page(results=entries, next_cursor=encode_cursor(last, order) if last is not None else None)
+
+    def namespaces(self) -> list[dict[str, Any]]:
+        """Every namespace in the store with its entry count and counts per kind, by name."""
+        return [{"namespace": ns, "count": sum(kinds.values()), "kinds": kinds}
+                for ns, kinds in self.store.namespaces().items()]
 
     def count(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
               all_namespaces: bool = False) -> int:

@@ -270,5 +270,22 @@ class SearchResult:
         return {"query": self.query, "hits": [h.to_dict() for h in self.hits], "trace": self.trace}
 
 
+@dataclass(slots=True)
+class Page:
+    """One page of `Memory.list`: the entries and the cursor for the next page (None: the last)."""
+
+    results: list[Entry]
+    next_cursor: str | None = None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"results": [e.to_dict() for e in self.results], "next_cursor": self.next_cursor}
+
+
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -9,7 +9,9 @@ The full reference is docs/PRESETS.md.
 
 from __future__ import annotations
 
+import copy
 import functools
+import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -27,6 +29,7 @@ STAGES = ("plan", "recall", "fuse", "gate", "group", "rerank", "diversify", "ref
 # Stages that work on fused candidates and may come in any order between fuse and reflect.
 POST_FUSION = ("gate", "group", "rerank", "diversify")
 GROUP_KEYS = ("doc", "path", "session")
+MAX_DEPTH = 10_000  # the largest count (channel k, pools) a preset may ask for
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,12 +139,13 @@ class _Checker:
         return value
 
     def integer(self, section: str, data: dict[str, Any], key: str, default: int | None, low: int = 1,
-                high: int | None = None) -> int | None:
+                high: int | None = MAX_DEPTH) -> int | None:
         value = data.get(key, default)
         if value is None:
             return None
         if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
-            bound = f"from {low} to {high}" if high is not None else (">= 0" if low == 0 else "a positive integer")
+            bound = f"from {low} to {high}" if high not in (None, MAX_DEPTH) else (
+                ">= 0" if low == 0 else "a positive integer") + (f" (at most {MAX_DEPTH:,})" if high else "")
             raise self.fail(f"{section}.{key} must be an integer {bound}")
         return value
 
@@ -150,7 +154,7 @@ class _Checker:
         value = data.get(key, default)
         if value is None:
             return None
-        if (not isinstance(value, (int, float)) or isinstance(value, bool)
+        if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
                 or (low is not None and value < low) or (high is not None and value > high)):
             bound = f" from {low:g} to {high:g}" if low is not None and high is not None else (
                 f" >= {low:g}" if low is not None else "")
@@ -178,13 +182,19 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _load_toml(check: "_Checker", text: str, folder: Path | None, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+def _load_toml(check: "_Checker", text: str, folder: Path | None, seen: tuple[str, ...] = (),
+               allow_files: bool = True) -> dict[str, Any]:
     """The preset's TOML as a dict, with ``extends = "<preset>"`` resolved (a shipped name, or
     a .toml path relative to the extending file)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise check.fail(f"invalid TOML: {exc}") from exc
+    return _extend(check, data, folder, seen, allow_files)
+
+
+def _extend(check: "_Checker", data: dict[str, Any], folder: Path | None, seen: tuple[str, ...],
+            allow_files: bool) -> dict[str, Any]:
     base = data.pop("extends", None)
     if base is None:
         return data
@@ -195,14 +205,16 @@ def _load_toml(check: "_Checker", text: str, folder: Path | None, seen: tuple[st
     shipped = _shipped()
     if base in shipped:
         base_text, base_folder = shipped[base], None
-    elif base.endswith(".toml"):
+    elif base.endswith(".toml") and allow_files:
         path = Path(base) if folder is None else folder / base
         if not path.is_file():
             raise check.fail(f"extends {base!r}: no such file {path}")
         base_text, base_folder = path.read_text(encoding="utf-8"), path.parent
+    elif base.endswith(".toml"):
+        raise check.fail(f"extends {base!r}: preset files are switched off here; extend a shipped preset")
     else:
         raise check.fail(f"extends {base!r}: unknown preset (choose one of {', '.join(PRESET_NAMES)} or a .toml path)")
-    merged = _merge(_load_toml(check, base_text, base_folder, (*seen, base)), data)
+    merged = _merge(_load_toml(check, base_text, base_folder, (*seen, base), allow_files), data)
     if "description" not in data:
         merged["description"] = f"{base} with changes"
     return merged
@@ -214,7 +226,24 @@ def parse_preset(name: str, text: str, folder: Path | None = None) -> Preset:
     ``extends = "default"`` (or a .toml path, relative to `folder`) starts from another preset:
     its tables are merged key by key with this file's, which wins."""
     check = _Checker(name)
-    data = _load_toml(check, text, folder)
+    return _build(check, name, _load_toml(check, text, folder), folder)
+
+
+def preset_from_table(table: dict[str, Any], *, name: str = "inline", allow_files: bool = True) -> Preset:
+    """A preset given as data: the tables a preset file holds, as a dict (what a server's
+    client sends). ``extends`` may name a shipped preset; with ``allow_files=False`` no key
+    may name a file (``extends = "x.toml"``, ``[rerank] model``)."""
+    check = _Checker(name)
+    if not isinstance(table, dict):
+        raise check.fail("an inline preset must be a table (a dict of sections)")
+    data = copy.deepcopy(table)
+    rerank = data.get("rerank")
+    if not allow_files and isinstance(rerank, dict) and "model" in rerank:
+        raise check.fail("rerank.model names a file; preset files are switched off here")
+    return _build(check, name, _extend(check, data, None, (), allow_files), None)
+
+
+def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | None) -> Preset:
     if "select" in data:
         raise check.fail("[select] was split into [group] (per_group, pool_factor) and [diversify] (mmr_lambda, pool)")
     unknown = set(data) - _SECTIONS
@@ -271,7 +300,8 @@ def _calibration(check: _Checker, fusion: dict[str, Any]) -> tuple[float, float]
     if value is None:
         return None
     if (not isinstance(value, list) or len(value) != 2
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) or value[0] <= 0):
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+            or value[0] <= 0):
         raise check.fail("fusion.calibration must be [a, b]: a positive slope and an intercept")
     return float(value[0]), float(value[1])
 
@@ -341,20 +371,33 @@ def _gate(check: _Checker, data: dict[str, Any]) -> GateConfig:
 _cache: dict[str, Preset] = {}
 
 
-def load_preset(name_or_path: "str | Preset") -> Preset:
-    """A shipped preset by name, or a user preset from a ``.toml`` path."""
-    if isinstance(name_or_path, Preset):
-        return name_or_path
-    if name_or_path in _cache:
-        return _cache[name_or_path]
-    shipped = _shipped()
-    if name_or_path in shipped:
-        preset = _cache[name_or_path] = parse_preset(name_or_path, shipped[name_or_path])
+def load_preset(preset: "str | Preset | dict[str, Any]", *, allow_files: bool = True) -> Preset:
+    """A shipped preset by name, a `Preset`, an inline table (see `preset_from_table`), or a
+    user preset from a ``.toml`` path (unless ``allow_files=False``: a server must never be
+    made to read a file its client names)."""
+    if isinstance(preset, Preset):
         return preset
-    if name_or_path.endswith(".toml"):
+    if isinstance(preset, dict):
+        return preset_from_table(preset, allow_files=allow_files)
+    if not isinstance(preset, str):
+        raise InputError(f"preset must be a name, a Preset or a table, not {type(preset).__name__}")
+    if preset in _cache:
+        return _cache[preset]
+    shipped = _shipped()
+    if preset in shipped:
+        found = _cache[preset] = parse_preset(preset, shipped[preset])
+        return found
+    if preset.endswith(".toml") and allow_files:
         # User files are re-read every time, so edits take effect without a restart.
-        path = Path(name_or_path)
+        path = Path(preset)
         if not path.is_file():
             raise InputError(f"preset file {path} does not exist")
-        return parse_preset(path.stem, path.read_text(encoding="utf-8"), path.parent)
-    raise InputError(f"unknown preset {name_or_path!r}; choose one of {', '.join(PRESET_NAMES)} or a .toml path")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"preset file {path} cannot be read ({exc})") from None
+        return parse_preset(path.stem, text, path.parent)
+    if preset.endswith(".toml"):
+        raise InputError(f"preset files are switched off here; choose one of {', '.join(PRESET_NAMES)} "
+                         "or pass the preset as a table")
+    raise InputError(f"unknown preset {preset[:80]!r}; choose one of {', '.join(PRESET_NAMES)} or a .toml path")

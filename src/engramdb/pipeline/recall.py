@@ -22,25 +22,32 @@ def channel_jobs(ctx: SearchContext, plan: QueryPlan) -> dict[str, Callable[[], 
     terms = query_terms(" ".join([plan.query, *plan.keywords]))
     names = plan.names()
     jobs: dict[str, Callable[[], Rows]] = {}
-    for name, conf in ctx.preset.channels.items():
+    for name in ctx.preset.channels:
+        depth = channel_depth(ctx, name)
         if name == "semantic" and embedder is not None:
             for i, text in enumerate(plan.sub_queries):
-                jobs[f"semantic#{i}"] = (lambda k=conf.k, text=text:
+                jobs[f"semantic#{i}"] = (lambda k=depth, text=text:
                                          store.semantic(embedder.embed_query(text), k, namespace, filters))
         elif name == "lexical":
-            jobs[name] = lambda k=conf.k: store.lexical(terms, k, namespace, filters)
+            jobs[name] = lambda k=depth: store.lexical(terms, k, namespace, filters)
         elif name == "symbolic" and names:
-            jobs[name] = lambda k=conf.k: store.symbolic(plan.query, terms, k, namespace, filters, names=names)
+            jobs[name] = lambda k=depth: store.symbolic(plan.query, terms, k, namespace, filters, names=names)
         elif name == "temporal" and plan.has_window:
             span = (plan.time_start.timestamp(), plan.time_end.timestamp())  # type: ignore[union-attr]
-            jobs[name] = lambda k=conf.k, span=span: store.temporal(span[0], span[1], terms, k, namespace, filters)
+            jobs[name] = lambda k=depth, span=span: store.temporal(span[0], span[1], terms, k, namespace, filters)
         elif name == "substring" and (patterns := exact_patterns(plan.query)):
-            jobs[name] = lambda k=conf.k, patterns=patterns: store.substring(patterns, k, namespace, filters)
+            jobs[name] = lambda k=depth, patterns=patterns: store.substring(patterns, k, namespace, filters)
         elif name == "dated" and plan.intent == "temporal" and not plan.has_window:
             # "When did ...?" names no time but asks for one: entries that state their
             # event's time are the ones that can answer it.
-            jobs[name] = lambda k=conf.k: store.dated(terms, k, namespace, filters)
+            jobs[name] = lambda k=depth: store.dated(terms, k, namespace, filters)
     return jobs
+
+
+def channel_depth(ctx: SearchContext, channel: str) -> int:
+    """How many candidates a channel returns: its preset ``k``, or the search's ``k`` when
+    more results are asked for than that (so ``k=250`` can return 250 hits)."""
+    return max(ctx.preset.channels[channel].k, ctx.k)
 
 
 class RecallStage:
@@ -60,7 +67,7 @@ class RecallStage:
         for name, future in futures.items():
             rows, ms = future.result()
             channel = name.split("#")[0]
-            k = ctx.preset.channels[channel].k
+            k = channel_depth(ctx, channel)
             if channel == "semantic" and channel in results:
                 rows = _merge_max(results[channel], rows, k)
                 ms = max(ms, rec["channels"][channel]["ms"])

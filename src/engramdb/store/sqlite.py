@@ -303,6 +303,31 @@ class SQLiteStore:
         where, params = self._where(namespace, filters)
         return [r for (r,) in self._reader().execute(f"SELECT e.id FROM entries e WHERE {where}", params)]
 
+    def page(self, namespace: str, filters: Filters, *, newest_first: bool, limit: int,
+             after: int | None = None) -> tuple[list[Entry], int | None]:
+        """Up to `limit` entries in insertion order (or its reverse), starting after the row
+        position `after`; returns them and the position to continue from (None at the end).
+        Keyset pagination on the rowid, so entries added or deleted meanwhile never make a page
+        repeat or skip another entry."""
+        where, params = self._where(namespace, filters)
+        if after is not None:
+            where += " AND e.rowid < ?" if newest_first else " AND e.rowid > ?"
+            params = [*params, after]
+        rows = self._reader().execute(
+            f"SELECT e.rowid, e.data FROM entries e WHERE {where} ORDER BY e.rowid {'DESC' if newest_first else 'ASC'} "
+            "LIMIT ?", [*params, limit + 1]).fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return [self._entry(data) for _, data in rows], (int(rows[-1][0]) if more and rows else None)
+
+    def namespaces(self) -> dict[str, dict[str, int]]:
+        """Entry counts per kind for every namespace."""
+        out: dict[str, dict[str, int]] = {}
+        for ns, kind, n in self._reader().execute(
+                "SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind ORDER BY namespace"):
+            out.setdefault(ns, {})[kind] = int(n)
+        return out
+
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
         where, params = self._where(namespace, filters or Filters())
         return int(self._reader().execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0])
