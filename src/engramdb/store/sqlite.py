@@ -26,7 +26,8 @@ from .base import Filters
 from .gazetteer import Gazetteer
 from .lexical import LexicalIndex, RowCodes
 from . import substring as substring_channel
-from . import timeline
+from . import listing, timeline
+from .sql_filters import where_clause
 from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, translate_driver_errors, writable, write_transaction
 from .schema import SCHEMA_VERSION, create_or_migrate, is_current
 from .vectors import VectorIndex
@@ -303,88 +304,12 @@ class SQLiteStore:
         where, params = self._where(namespace, filters)
         return [r for (r,) in self._reader().execute(f"SELECT e.id FROM entries e WHERE {where}", params)]
 
-    def page(self, namespace: str, filters: Filters, *, newest_first: bool, limit: int,
-             after: int | None = None) -> tuple[list[Entry], int | None]:
-        """Up to `limit` entries in insertion order (or its reverse), starting after the row
-        position `after`; returns them and the position to continue from (None at the end).
-        Keyset pagination on the rowid, so entries added or deleted meanwhile never make a page
-        repeat or skip another entry."""
-        where, params = self._where(namespace, filters)
-        if after is not None:
-            where += " AND e.rowid < ?" if newest_first else " AND e.rowid > ?"
-            params = [*params, after]
-        rows = self._reader().execute(
-            f"SELECT e.rowid, e.data FROM entries e WHERE {where} ORDER BY e.rowid {'DESC' if newest_first else 'ASC'} "
-            "LIMIT ?", [*params, limit + 1]).fetchall()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        return [self._entry(data) for _, data in rows], (int(rows[-1][0]) if more and rows else None)
-
-    def namespaces(self) -> dict[str, dict[str, int]]:
-        """Entry counts per kind for every namespace."""
-        out: dict[str, dict[str, int]] = {}
-        for ns, kind, n in self._reader().execute(
-                "SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind ORDER BY namespace"):
-            out.setdefault(ns, {})[kind] = int(n)
-        return out
-
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
         where, params = self._where(namespace, filters or Filters())
         return int(self._reader().execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0])
 
     # -- filters -------------------------------------------------------------------------
-    @staticmethod
-    def _where(namespace: str | None, f: Filters) -> tuple[str, list[Any]]:
-        """SQL conditions on alias `e` (entries) for a namespace and filters."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if namespace is not None:
-            clauses.append("e.namespace = ?")
-            params.append(namespace)
-        if f.kinds:
-            clauses.append(f"e.kind IN ({','.join('?' * len(f.kinds))})")
-            params += f.kinds
-        for field_name, values in (("person", f.persons), ("entity", f.entities), ("keyword", f.keywords)):
-            if values:
-                clauses.append(
-                    f"EXISTS (SELECT 1 FROM tags t WHERE t.field = '{field_name}' AND t.rowid = e.rowid "
-                    f"AND t.value IN ({','.join('?' * len(values))}))"
-                )
-                params += [v.strip().lower() for v in values]
-        if f.location:
-            clauses.append("lower(e.location) = ?")
-            params.append(f.location.strip().lower())
-        if f.topic:
-            clauses.append("lower(e.topic) = ?")
-            params.append(f.topic.strip().lower())
-        if f.since:
-            clauses.append("e.ts >= ?")
-            params.append(timestamp_epoch(f.since))
-        if f.until:
-            clauses.append("e.ts <= ?")
-            params.append(timestamp_epoch(f.until))
-        for column in ("doc_id", "path", "session_id", "turn_id", "speaker"):
-            value = getattr(f, column)
-            if value is not None:
-                clauses.append(f"e.{column} = ?")
-                params.append(value)
-        for key, value in f.metadata.items():
-            # Typed equality: null matches a stored null (not a missing key), true matches
-            # true (not 1), 3 matches 3 and 3.0 (not "3"). Keys are checked by Filters.parse.
-            path = f'$.metadata."{key}"'
-            if value is None:
-                clauses.append("json_type(e.data, ?) = 'null'")
-                params.append(path)
-            elif isinstance(value, bool):
-                clauses.append("json_type(e.data, ?) = ?")
-                params += [path, "true" if value else "false"]
-            elif isinstance(value, (int, float)):
-                clauses.append("json_type(e.data, ?) IN ('integer', 'real') AND json_extract(e.data, ?) = ?")
-                params += [path, path, value]
-            else:
-                clauses.append("json_type(e.data, ?) = 'text' AND json_extract(e.data, ?) = ?")
-                params += [path, path, str(value)]
-        return (" AND ".join(clauses) or "1"), params
+    _where = staticmethod(where_clause)
 
     # -- channels ------------------------------------------------------------------------
     def _mask(self, rows: RowCodes, namespace: str | None, filters: Filters) -> Any:
@@ -570,24 +495,10 @@ class SQLiteStore:
         self._refresh_vectors()
 
     # -- admin ---------------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
-        conn = self._reader()
-        by_ns: dict[str, dict[str, int]] = {}
-        for ns, kind, n in conn.execute("SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind"):
-            by_ns.setdefault(ns, {})[kind] = n
-        total = sum(sum(v.values()) for v in by_ns.values())
-        size = Path(self.path).stat().st_size if Path(self.path).exists() else 0
-        return {
-            "path": self.path,
-            "count": total,
-            "namespaces": {ns: {"count": sum(k.values()), "kinds": k} for ns, k in sorted(by_ns.items())},
-            "embedder": self._meta("embedder", conn),
-            "dim": int(self._meta("dim", conn) or 0) or None,
-            "vectors": int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0]),
-            "schema_version": self._meta("schema_version", conn),
-            "file_bytes": size,
-            "sqlite_version": apsw.sqlite_lib_version(),
-        }
+    # Listing and counts live in listing.py; the methods keep the Store protocol in one place.
+    page = listing.page
+    namespaces = listing.namespaces
+    stats = listing.stats
 
     def close(self) -> None:
         if self._closed:
