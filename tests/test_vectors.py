@@ -81,3 +81,52 @@ def test_snapshot_round_trip():
         assert [r for r, _ in restored.search(q, 5)] == [r for r, _ in index.search(q, 5)]
     finally:
         V.ANN_MIN = V_min
+
+
+def test_deletes_keep_the_graph_and_never_return_deleted_rows(monkeypatch):
+    monkeypatch.setattr(V, "ANN_MIN", 1000)
+    x = _data(4000, seed=4)
+    index = _index(x)
+    graph = index._ann
+    rng = np.random.default_rng(5)
+    deleted = set(int(r) for r in rng.choice(np.arange(1, 4001), 600, replace=False))
+    # What a store does after another process deleted rows: reload the rows, keep the graph.
+    index.reload()
+    index.append((i + 1, "ns", "fact", x[i].tobytes()) for i in range(len(x)) if i + 1 not in deleted)
+    assert index.ensure_ann() is False and index._ann is graph  # nothing rebuilt
+    live = set(range(1, 4001)) - deleted
+    recalls = []
+    for qi in rng.integers(0, 4000, 20):
+        got = [r for r, _ in index.search(x[qi], 10)]
+        assert not set(got) & deleted and len(got) == 10
+        recalls.append(len(set(got) & set(_brute(x, x[qi], 10, live))) / 10)
+    assert np.mean(recalls) >= 0.9
+    # Once deleted rows pass DEAD_REBUILD_SHARE of the graph, it is rebuilt over the live rows.
+    more = deleted | set(range(1, 1001))
+    index.reload()
+    index.append((i + 1, "ns", "fact", x[i].tobytes()) for i in range(len(x)) if i + 1 not in more)
+    assert index.ensure_ann() is True and index._ann is not graph
+    assert index.graph_size == len(index) == 4000 - len(more)
+
+
+def test_a_store_keeps_and_restores_its_graph_across_deletes(tmp_path, monkeypatch):
+    from engramdb import Memory
+
+    monkeypatch.setattr(V, "ANN_MIN", 200)
+    path = tmp_path / "g.db"
+    with Memory(path, embedder="minilm") as mem:
+        ids = mem.add([f"note {i} about {['tea', 'rivers', 'bikes', 'maps'][i % 4]} and more" for i in range(400)])
+        mem.search("tea", k=5, preset="semantic")
+        graph = mem.store._vectors._ann
+        assert graph is not None and mem.store._vectors.graph_size == 400
+        with Memory(path) as other:  # another writer deletes a tenth of the rows
+            assert other.delete(ids[:40]) == 40
+        hits = mem.search("note about tea", k=50, preset="semantic")
+        assert mem.store._vectors._ann is graph  # kept, not rebuilt
+        assert not {h.id for h in hits} & set(ids[:40]) and len(hits) == 50
+    # Closing saved the graph; a new process restores it despite the deletes (a rebuild
+    # would hold 360 keys, the restored graph still holds the 40 deleted rows' keys).
+    with Memory(path) as fresh:
+        hits = fresh.search("note about tea", k=50, preset="semantic")
+        assert fresh.store._vectors.graph_size == 400 and len(fresh.store._vectors) == 360
+        assert not {h.id for h in hits} & set(ids[:40]) and len(hits) == 50

@@ -439,14 +439,13 @@ class SQLiteStore:
             if index.seq == seq and index.del_seq == del_seq:
                 return index
             if index.del_seq != del_seq:
-                index.reset()
-                snap = conn.execute("SELECT del_seq, count, max_rowid, blob FROM ann_snapshot WHERE id = 1").fetchone()
-                if snap is not None and snap[0] == del_seq:
-                    index.append(conn.execute(select.format("<="), (snap[2],)))
-                    if len(index) == snap[1]:
-                        index.restore_ann(snap[3], snap[1])
-                    else:
-                        index.reset()
+                index.reload()  # rows were deleted: reload them, keep the graph (vectors.py)
+                if index.graph_size == 0:
+                    snap = conn.execute("SELECT max_rowid, blob FROM ann_snapshot WHERE id = 1").fetchone()
+                    if snap is not None:
+                        index.append(conn.execute(select.format("<="), (snap[0],)))
+                        if not index.restore_ann(snap[1], snap[0]):
+                            index.reset()
             index.append(conn.execute(select.format(">"), (index.max_rowid,)))
             index.ensure_ann()
             index.seq, index.del_seq = seq, del_seq
@@ -467,27 +466,28 @@ class SQLiteStore:
         with index.lock:
             if index._ann is None:
                 return False
-            snap = self._writer.execute("SELECT del_seq, count FROM ann_snapshot WHERE id = 1").fetchone()
-            if snap is not None and snap[0] == index.del_seq and snap[1] >= index._ann_count:
+            graph_rowid, keys = index.graph_rowid, index.graph_size
+            if self._saved_graph(graph_rowid, keys):
                 return False
             blob = index.ann_bytes()
             if blob is None:
                 return False
             try:
                 with self._write_lock, self._transaction(CACHE_LOCK_MS):
-                    _, del_seq = self._seqs(self._writer)
-                    if del_seq != index.del_seq:
-                        return False  # another writer deleted rows since; the graph is stale
-                    snap = self._writer.execute("SELECT del_seq, count FROM ann_snapshot WHERE id = 1").fetchone()
-                    if snap is not None and snap[0] == del_seq and snap[1] >= index._ann_count:
-                        return False  # another process saved the same or a bigger graph
+                    if self._saved_graph(graph_rowid, keys):
+                        return False  # another process saved the same or a newer graph
                     self._writer.execute(
                         "INSERT OR REPLACE INTO ann_snapshot(id, del_seq, count, max_rowid, blob) VALUES (1, ?, ?, ?, ?)",
-                        (del_seq, index._ann_count, int(index.rows.rowids[index._ann_count - 1]), blob),
+                        (self._seqs(self._writer)[1], keys, graph_rowid, blob),
                     )
             except StoreError:
                 return False
         return True
+
+    def _saved_graph(self, graph_rowid: int, keys: int) -> bool:
+        """Whether the saved graph covers as many rows as ours (a later one, or the same)."""
+        snap = self._writer.execute("SELECT max_rowid, count FROM ann_snapshot WHERE id = 1").fetchone()
+        return snap is not None and (snap[0] > graph_rowid or (snap[0] == graph_rowid and snap[1] <= keys))
 
     def warm(self) -> None:
         """Load the in-memory indexes now rather than on the first search."""
