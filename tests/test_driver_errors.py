@@ -91,3 +91,26 @@ def test_a_damaged_file_gives_store_errors_not_driver_errors(filled: Path) -> No
     for exc in raised:
         assert isinstance(exc, EngramError) and not isinstance(exc, apsw.Error), repr(exc)
     assert any(isinstance(exc, (StoreCorruptError, StoreError)) for exc in raised)
+
+
+def test_a_file_re_imported_by_two_writers_holds_one_version(tmp_path: Path) -> None:
+    """The chunks a changed file no longer has are found inside the write transaction: a
+    writer that read the file before another writer's import still leaves one whole version."""
+    from engramdb.ingest.notes import note_entries
+    from engramdb.store.base import Filters
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    note = root / "a.md"
+    path = tmp_path / "race.db"
+    note.write_text("# A\n\n## One\n\nversion zero text.\n\n## Two\n\nmore zero.\n", encoding="utf-8")
+    with Memory(path, embedder="minilm") as a, Memory(path) as b:
+        a.import_path(root)
+        note.write_text("# A\n\n## One\n\nversion one text.\n", encoding="utf-8")
+        first = note_entries(note, "a.md", "default")  # writer A reads version one...
+        note.write_text("# A\n\n## One\n\nversion two text.\n\n## Three\n\nextra two.\n", encoding="utf-8")
+        b.import_path(root)  # ...writer B imports version two meanwhile...
+        written, _, removed = a.write_batch(first, namespace="default", replaces=Filters(path="a.md"))
+        texts = sorted(e.text for e in a.get(a.store.ids("default", Filters(path="a.md"))))
+        assert texts == sorted(e.text for e in first) == ["A > One\nversion one text."]
+        assert (written, removed) == (1, 2)

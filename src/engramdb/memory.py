@@ -155,7 +155,7 @@ class Memory:
                 if self._embedder is None:
                     spec = self._embedder_spec
                     if spec is None:
-                        spec = self.store.embedder_name or os.environ.get("ENGRAM_EMBEDDER") or DEFAULT_EMBEDDER
+                        spec = self.store.recorded_embedder() or os.environ.get("ENGRAM_EMBEDDER") or DEFAULT_EMBEDDER
                     embedder = spec if not isinstance(spec, str) else get_embedder(spec, cache_dir=self._cache_dir)
                     self.store.bind_embedder(embedder.name, embedder.dim)
                     self._embedder = embedder
@@ -208,13 +208,16 @@ class Memory:
                 raise InputError(f"item {index}: {exc}") from exc
         return entries
 
-    def write_batch(self, entries: Sequence[Entry], stale_ids: Sequence[str] = (), *,
-                    namespace: str | None = None) -> tuple[int, int]:
-        """Write normalised entries of one namespace in one transaction (also deleting
-        `stale_ids` of that namespace).
+    def write_batch(self, entries: Sequence[Entry], *, namespace: str | None = None,
+                    replaces: Filters | None = None) -> tuple[int, int, int]:
+        """Write normalised entries of one namespace in one transaction.
 
-        Returns (written, unchanged). Embedding happens before the transaction opens, so a
-        slow model never holds the write lock.
+        ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
+        conversation's session): entries of that scope the batch does not hold are deleted in
+        the same transaction, found *inside* it, so two processes re-importing the same file
+        leave one version or the other, never a mix. Returns (written, unchanged, removed).
+        Embedding happens before the transaction opens, so a slow model never holds the
+        write lock.
         """
         ns = self._scope(namespace if namespace is not None else (entries[0].namespace if entries else None))
         if any(e.namespace != ns for e in entries):
@@ -222,12 +225,13 @@ class Memory:
         unique = list({e.id: e for e in entries}.values())
         new, unchanged, changed = self.store.classify(unique)
         todo = new + changed
-        if not todo and not stale_ids:
-            return 0, len(unchanged)
+        keep = {e.id for e in unique}
+        if not todo and (replaces is None or set(self.store.ids(ns, replaces)) <= keep):
+            return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
         vectors = self.embedder.embed_documents([e.text for e in todo]) if todo else None
-        replace = [e.id for e in changed] + [i for i in stale_ids if i not in {e.id for e in unique}]
-        self.store.upsert(ns, todo, vectors, replace=replace)  # type: ignore[arg-type]
-        return len(todo), len(unchanged)
+        removed = self.store.upsert(ns, todo, vectors, replace=[e.id for e in changed],  # type: ignore[misc]
+                                    scope=replaces, keep=keep)
+        return len(todo), len(unchanged), removed
 
     def add_conversation(
         self,

@@ -132,14 +132,11 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
         report.failures.append({"session_id": conversation.session_id,
                                 **{k: v for k, v in failure.items() if k != "turn_ids"}})
     entries: list[Entry] = turn_entries + result.facts
-    stale: list[str] = []
-    if replace:
-        keep = {e.id for e in entries}
-        stale = [i for i in memory.store.ids(namespace, Filters(session_id=conversation.session_id)) if i not in keep]
-    written, _ = memory.write_batch(entries, stale_ids=stale, namespace=namespace)
+    scope = Filters(session_id=conversation.session_id) if replace else None
+    written, _, removed = memory.write_batch(entries, namespace=namespace, replaces=scope)
     report.facts += len(result.facts)
     report.written += written
-    report.removed += len(stale)
+    report.removed += removed
 
 
 def turn_entries_of(conversation: Conversation, namespace: str) -> list[Entry]:

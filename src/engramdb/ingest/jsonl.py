@@ -32,7 +32,7 @@ def import_jsonl(memory: "Memory", path: Path, *, namespace: str, batch_size: in
     entries = read_jsonl_entries(path, namespace)
     written = unchanged = 0
     for start in range(0, len(entries), batch_size):
-        w, u = memory.write_batch(entries[start : start + batch_size], namespace=namespace)
+        w, u, _ = memory.write_batch(entries[start : start + batch_size], namespace=namespace)
         written += w
         unchanged += u
         if progress is not None:

@@ -58,10 +58,8 @@ def import_notes(memory: "Memory", root: Path, *, namespace: str,
     for done, file in enumerate(files, start=1):
         rel = file.relative_to(base).as_posix()
         entries = note_entries(file, rel, namespace)
-        current = {e.id for e in entries}
-        stale = [i for i in memory.store.ids(namespace, Filters(path=rel)) if i not in current]
-        w, u = memory.write_batch(entries, stale_ids=stale, namespace=namespace)
-        written, unchanged, removed, chunks = written + w, unchanged + u, removed + len(stale), chunks + len(entries)
+        w, u, r = memory.write_batch(entries, namespace=namespace, replaces=Filters(path=rel))
+        written, unchanged, removed, chunks = written + w, unchanged + u, removed + r, chunks + len(entries)
         if progress is not None:
             progress(done, len(files))
     return {"path": str(root), "files": len(files), "entries": chunks, "written": written,

@@ -137,6 +137,11 @@ class SQLiteStore:
         return int(rows.get("write_seq", 0)), int(rows.get("delete_seq", 0))
 
     # -- model binding -------------------------------------------------------------------
+    def recorded_embedder(self) -> str | None:
+        """The model the file records now (another process may have bound one since open)."""
+        self.embedder_name = self._meta("embedder", self._reader())
+        return self.embedder_name
+
     def bind_embedder(self, name: str, dim: int) -> None:
         """Record the embedding model on first use; refuse a different one afterwards."""
         stored = self._meta("embedder")
@@ -191,20 +196,28 @@ class SQLiteStore:
         return new, unchanged, changed
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
-               replace: Sequence[str] = ()) -> None:
+               replace: Sequence[str] = (), scope: Filters | None = None, keep: set[str] | None = None) -> int:
         """Insert normalised entries of `namespace` (and their vectors, same order) in ONE transaction.
 
-        `replace` lists ids of that namespace to delete first (entries whose fields changed,
-        or chunks a changed file no longer has). Any error rolls the whole batch back,
-        leaving the store exactly as before.
+        `replace` lists ids of that namespace to delete first (entries whose fields changed).
+        With `scope`, entries matching it whose id is not in `keep` are deleted too (the
+        chunks a changed file no longer has), found inside the transaction. Any error rolls
+        the whole batch back, leaving the store exactly as before. Returns how many entries
+        `scope` removed.
         """
         if vectors is not None and len(vectors) != len(entries):
             raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
         if any(e.namespace != namespace for e in entries):
             raise EngramError("a write batch holds entries of one namespace")
         now = utc_now()
+        removed = 0
         with self._write_lock, self._transaction():
             conn = self._writer
+            if scope is not None:
+                where, params = self._where(namespace, scope)
+                stale = [i for (i,) in conn.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
+                         if i not in (keep or set())]
+                removed = self._delete_ids(conn, namespace, stale)
             if replace:
                 self._delete_ids(conn, namespace, list(replace))
             for i, entry in enumerate(entries):
@@ -236,6 +249,7 @@ class SQLiteStore:
                         raise EngramError(f"vector {i} has shape {vec.shape}, expected ({self._vectors.dim},)")
                     conn.execute("INSERT INTO vectors(rowid, vec) VALUES (?, ?)", (rowid, vec.tobytes()))
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'write_seq'")
+        return removed
 
     def _delete_ids(self, conn: apsw.Connection, namespace: str, ids: list[str]) -> int:
         deleted = 0
