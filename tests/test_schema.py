@@ -21,7 +21,7 @@ def test_schema_1_file_is_migrated(db_path: Path) -> None:
     conn.execute("UPDATE entries SET data = json_remove(data, '$.timestamp_end')")
     conn.close()
     with Memory(db_path) as mem:
-        assert mem.stats()["schema_version"] == "3"
+        assert mem.stats()["schema_version"] == "4"
         assert mem.add(["Alice moved to Berlin in May 2023."]) == ids
         assert mem.count() == 1  # the old entry is recognised as unchanged, not duplicated
         assert mem.search("Berlin", k=1)[0].id == ids[0]
@@ -45,7 +45,7 @@ def test_schema_2_file_from_the_last_release_is_migrated(tmp_path: Path) -> None
     with Memory(path, namespace="alice") as mem:
         before = {e.id: e.to_dict() for e in mem.get(mem.store.ids("alice", Filters()))}
         stats = mem.stats()
-        assert stats["schema_version"] == "3"
+        assert stats["schema_version"] == "4"
         assert stats["count"] == 22 and stats["vectors"] == 22
         after = {e.id: e.to_dict() for e in mem.get(list(before))}
         assert after == before  # nothing lost or changed

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from engramdb import Entry, InputError, Memory
+from engramdb.errors import NotFoundError
 from engramdb.cli import main
 
 
@@ -34,7 +35,8 @@ def test_get_of_another_namespace_is_not_found(two: Memory) -> None:
 
 
 def test_delete_of_another_namespace_changes_nothing(two: Memory) -> None:
-    assert two.delete("shared-id", namespace="bob") == 0
+    with pytest.raises(NotFoundError, match="not found in namespace 'bob': shared-id"):
+        two.delete("shared-id", namespace="bob")
     assert two.delete(filters={"person": "Alice"}, namespace="bob") == 0
     assert two.delete(namespace="bob", all=True) == 0
     assert alice_entry(two).text.startswith("Alice's secret")
@@ -119,7 +121,7 @@ def test_cli_scope(two: Memory, tmp_path: Path) -> None:
     assert hidden.exit_code == 1 and "vault code" not in hidden.output
     assert "not found: shared-id" in hidden.output
     removed = run("-n", "bob", "delete", "shared-id", "--json")
-    assert removed.exit_code == 0 and json.loads(removed.output) == {"deleted": 0}
+    assert removed.exit_code == 1 and removed.output.startswith("error: not found in namespace 'bob': shared-id")
     found = run("-n", "bob", "search", "vault code", "--json")
     assert found.exit_code == 0 and json.loads(found.output)["hits"] == []
     assert alice_entry(two).text.startswith("Alice's secret")

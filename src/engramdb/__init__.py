@@ -9,10 +9,12 @@
 from .conversation import Conversation, ConversationReport, OfflineExtractor, Turn
 from .embed import Embedder, get_embedder
 from .errors import (
-    EmbedderUnavailable, EngramError, InputError, ModelMismatchError, NotAStoreError, ReadOnlyStoreError,
+    EmbedderUnavailable, EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError,
+    ReadOnlyStoreError,
     StoreBusyError, StoreCorruptError, StoreError,
 )
 from .llm import LLMClient, LLMConfig, LLMError
+from .lifecycle import HistoryEvent
 from .memory import Memory
 from .model import ChannelScore, Entry, Hit, SearchResult, Source
 from .pipeline.presets import PRESET_NAMES, Preset, load_preset
@@ -22,11 +24,11 @@ from .store.base import Filters
 __version__ = "0.1.0"
 
 __all__ = [
-    "Memory", "Entry", "Source", "Hit", "SearchResult", "ChannelScore", "Filters",
+    "Memory", "Entry", "HistoryEvent", "Source", "Hit", "SearchResult", "ChannelScore", "Filters",
     "Turn", "Conversation", "ConversationReport", "OfflineExtractor",
     "Embedder", "get_embedder", "LLMClient", "LLMConfig", "LLMError",
     "Preset", "load_preset", "PRESET_NAMES", "OnnxCrossEncoder",
     "EngramError", "InputError", "ModelMismatchError", "EmbedderUnavailable",
-    "StoreError", "NotAStoreError", "ReadOnlyStoreError", "StoreBusyError", "StoreCorruptError",
+    "NotFoundError", "StoreError", "NotAStoreError", "ReadOnlyStoreError", "StoreBusyError", "StoreCorruptError",
     "__version__",
 ]

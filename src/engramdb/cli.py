@@ -101,11 +101,16 @@ def _print_json(data: Any) -> None:
 @click.option("--topic", default=None)
 @click.option("--timestamp", default=None, help="Event time, ISO 8601 (naive times are UTC).")
 @click.option("--meta", "meta", multiple=True, metavar="KEY=VALUE", help="Metadata (repeatable).")
+@click.option("--expires", default=None, metavar="ISO", help="Out of search, list and count after this time.")
+@click.option("--supersedes", multiple=True, metavar="ID",
+              help="The new TEXT replaces these entries as the truth; they are kept, marked superseded (repeatable).")
+@click.option("--actor", default=None, help="Who makes the change (recorded in the history).")
 @click.option("--json", "as_json", is_flag=True, help="Print the ids as JSON.")
 @click.pass_context
 def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[str, ...], entities: tuple[str, ...],
         keywords: tuple[str, ...], location: str | None, topic: str | None, timestamp: str | None,
-        meta: tuple[str, ...], as_json: bool) -> None:
+        meta: tuple[str, ...], expires: str | None, supersedes: tuple[str, ...], actor: str | None,
+        as_json: bool) -> None:
     """Add one entry per TEXT (use - to read one entry per line from stdin)."""
     if texts == ("-",):
         texts = tuple(line.rstrip("\n") for line in sys.stdin if line.strip())
@@ -123,7 +128,7 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
         for t in texts
     ]
     with _memory(ctx) as mem:
-        ids = mem.add(entries)
+        ids = mem.add(entries, expires_at=expires, supersedes=list(supersedes) or None, actor=actor)
     if as_json:
         _print_json({"ids": ids})
     else:
@@ -215,17 +220,20 @@ def _render_hit(rank: int, hit: dict[str, Any]) -> str:
 @click.option("--planner", type=click.Choice(["none", "rules", "llm"]), default=None,
               help="How the question is read (default: the preset's): as typed, by rules, or by an LLM.")
 @click.option("--no-reflect", is_flag=True, help="Skip the preset's LLM reflection rounds for this query.")
+@click.option("--include-superseded", is_flag=True, help="Also entries a newer one superseded.")
+@click.option("--show-expired", is_flag=True, help="Also entries past their expiry.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output with the trace (see docs/CLI.md).")
 @click.option("--explain", is_flag=True, help="Show the per-stage trace as a tree, with each stage's candidates.")
 @click.pass_context
 def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], preset: str, group_by: str | None,
-           now: str | None, threshold: float | None, planner: str | None, no_reflect: bool, as_json: bool,
-           explain: bool) -> None:
+           now: str | None, threshold: float | None, planner: str | None, no_reflect: bool,
+           include_superseded: bool, show_expired: bool, as_json: bool, explain: bool) -> None:
     """Search the store; each hit shows its fused score and every channel that found it."""
     parsed = Filters.parse_cli(filters)
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
         result = mem.search(query, k=k, filters=parsed, preset=preset, group_by=group_by, now=now, planner=planner,
-                            reflect=not no_reflect, explain=explain, threshold=threshold)
+                            reflect=not no_reflect, explain=explain, threshold=threshold,
+                            include_superseded=include_superseded, show_expired=show_expired)
     data = result.to_dict()
     if as_json:
         _print_json(data)
@@ -302,14 +310,17 @@ def get(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
 @click.option("--order", type=click.Choice(["newest", "oldest"]), default="newest", show_default=True)
 @click.option("--limit", type=int, default=50, show_default=True, help="Entries per page (1 to 1,000).")
 @click.option("--cursor", default=None, help="Continue from a page's next_cursor.")
+@click.option("--include-superseded", is_flag=True, help="Also entries a newer one superseded.")
+@click.option("--show-expired", is_flag=True, help="Also entries past their expiry.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"results": [entry, ...], "next_cursor": ...}.')
 @click.pass_context
 def list_cmd(ctx: click.Context, filters: tuple[str, ...], order: str, limit: int, cursor: str | None,
-             as_json: bool) -> None:
+             include_superseded: bool, show_expired: bool, as_json: bool) -> None:
     """Page through the namespace's entries, newest first (stable while others write)."""
     parsed = Filters.parse_cli(filters)
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
-        page = mem.list(filters=parsed, order=order, limit=limit, cursor=cursor)
+        page = mem.list(filters=parsed, order=order, limit=limit, cursor=cursor,
+                        include_superseded=include_superseded, show_expired=show_expired)
     if as_json:
         _print_json(page.to_dict())
         return
@@ -406,6 +417,15 @@ def presets_cmd(preset: str | None, as_json: bool, as_toml: bool) -> None:
         for key, value in data.items():
             if key not in ("name", "description"):
                 click.echo(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+
+
+def _attach_lifecycle() -> None:
+    from .cli_lifecycle import register
+
+    register(main, _memory, _print_json)
+
+
+_attach_lifecycle()
 
 
 def _attach_eval() -> None:

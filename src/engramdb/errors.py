@@ -14,6 +14,11 @@ class InputError(EngramError, ValueError):
     """Bad input from the caller: an invalid entry, filter, file line or option."""
 
 
+class NotFoundError(EngramError, LookupError):
+    """An id the namespace does not hold (missing, or another namespace's: scope is a hard
+    boundary, so the two look the same)."""
+
+
 class ModelMismatchError(EngramError):
     """The store's vectors were made by a different embedding model than the one requested."""
 

@@ -10,11 +10,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
 from .conversation.ingest import turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, Page, SearchResult
+from .lifecycle import HistoryEvent, view
 from .pagination import decode_cursor, encode_cursor
 from .validation import check_name, check_unicode, normalize_timestamp
 from .pipeline.presets import GROUP_KEYS, Preset, load_preset
@@ -170,6 +173,9 @@ class Memory:
         kind: str = "fact",
         batch_size: int = 256,
         progress: ProgressCallback | None = None,
+        supersedes: Sequence[str] | None = None,
+        expires_at: str | datetime | None = None,
+        actor: str | None = None,
     ) -> list[str]:
         """Store texts or entries; returns their ids in input order.
 
@@ -179,14 +185,32 @@ class Memory:
         transaction. Everything is written to ``namespace`` (default: this Memory's); an
         entry naming another namespace is refused. An ``id`` is the entry's name within its
         namespace: the same id in another namespace is another entry.
+
+        ``supersedes`` (with one item) stores it as the new truth and marks those entries
+        superseded, in the same transaction (see docs/LIFECYCLE.md). ``expires_at`` sets the
+        expiry of every item that has none. ``actor`` is recorded in the history log.
         """
+        from . import lifecycle
+
         if isinstance(items, (str, Entry, dict)):
             items = [items]
         ns = self._scope(namespace)
         entries = self._normalize(items, ns, kind)
+        if expires_at is not None:
+            try:
+                expiry = normalize_timestamp(expires_at, "expires_at")
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            for entry in entries:
+                entry.expires_at = entry.expires_at or expiry
+        actor = self._actor(actor)
+        if supersedes is not None:
+            if len(entries) != 1:
+                raise InputError("supersedes needs exactly one new entry")
+            return [lifecycle.supersede(self, entries[0], self._ids(supersedes), ns, actor)]
         total = len(entries)
         for start in range(0, total, batch_size):
-            self.write_batch(entries[start : start + batch_size], namespace=ns)
+            self.write_batch(entries[start : start + batch_size], namespace=ns, actor=actor)
             if progress is not None:
                 progress(min(start + batch_size, total), total)
         return [e.id for e in entries]  # type: ignore[misc]
@@ -209,7 +233,7 @@ class Memory:
         return entries
 
     def write_batch(self, entries: Sequence[Entry], *, namespace: str | None = None,
-                    replaces: Filters | None = None) -> tuple[int, int, int]:
+                    replaces: Filters | None = None, actor: str | None = None) -> tuple[int, int, int]:
         """Write normalised entries of one namespace in one transaction.
 
         ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
@@ -228,10 +252,50 @@ class Memory:
         keep = {e.id for e in unique}
         if not todo and (replaces is None or set(self.store.ids(ns, replaces)) <= keep):
             return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
-        vectors = self.embedder.embed_documents([e.text for e in todo]) if todo else None
+        vectors = self._vectors_for(ns, todo, changed) if todo else None
         removed = self.store.upsert(ns, todo, vectors, replace=[e.id for e in changed],  # type: ignore[misc]
-                                    scope=replaces, keep=keep)
+                                    scope=replaces, keep=keep, actor=actor)
         return len(todo), len(unchanged), removed
+
+    def _vectors_for(self, namespace: str, todo: list[Entry], changed: list[Entry]) -> Any:
+        """Vectors for `todo`: the stored ones of changed entries whose text is the same (a new
+        expiry or supersede link needs no model), embeddings for the rest."""
+        kept = self.store.stored_vectors(namespace, {e.id: e.text for e in changed}) if changed else {}  # type: ignore[misc]
+        fresh = [e for e in todo if e.id not in kept]
+        embedded = iter(self.embedder.embed_documents([e.text for e in fresh]) if fresh else [])
+        return np.stack([kept[e.id] if e.id in kept else next(embedded) for e in todo])  # type: ignore[index]
+
+    @staticmethod
+    def _actor(actor: str | None) -> str | None:
+        try:
+            return check_name(actor, "actor") if actor is not None else None
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+    def update(self, entry_id: str, *, namespace: str | None = None, actor: str | None = None,
+               **changes: Any) -> Entry:
+        """Change an entry in place (same id) and return it: any of ``text``, ``metadata``
+        (replaced whole), ``persons``, ``entities``, ``keywords``, ``location``, ``topic``,
+        ``timestamp``, ``timestamp_end``, ``expires_at`` (None clears it). A new text is
+        analysed and embedded again; all in one transaction, logged as an ``UPDATE`` event.
+        An id the namespace does not hold raises `NotFoundError`."""
+        from . import lifecycle
+
+        return lifecycle.update(self, self._ids(entry_id)[0], changes, self._scope(namespace), self._actor(actor))
+
+    def history(self, entry_id: str, *, namespace: str | None = None) -> "list[HistoryEvent]":
+        """Every ``ADD``, ``UPDATE`` and ``DELETE`` of the entry, oldest first, with the entry
+        before and after each; still there after the entry was deleted."""
+        from . import lifecycle
+
+        return lifecycle.history(self, self._ids(entry_id)[0], self._scope(namespace))
+
+    def purge_expired(self, *, namespace: str | None = None, all_namespaces: bool = False,
+                      actor: str | None = None) -> int:
+        """Delete the entries whose ``expires_at`` has passed (logged as ``DELETE`` events)."""
+        from . import lifecycle
+
+        return lifecycle.purge_expired(self, None if all_namespaces else self._scope(namespace), self._actor(actor))
 
     def add_conversation(
         self,
@@ -296,16 +360,19 @@ class Memory:
         filters: Filters | dict[str, Any] | None = None,
         namespace: str | None = None,
         all: bool = False,
+        actor: str | None = None,
     ) -> int:
         """Delete entries by id and/or filter within the namespace. Returns how many.
 
         Deleting with neither ids nor filters requires ``all=True``, so a slip cannot wipe a namespace.
+        An id the namespace does not hold raises `NotFoundError` and nothing is deleted. Each
+        deleted entry is logged as a ``DELETE`` event (its history stays readable).
         """
         parsed = Filters.parse(filters)
         if ids is None and parsed.is_empty() and not all:
             raise InputError("delete needs ids or filters (or all=True to empty the namespace)")
         ids = self._ids(ids) if ids is not None else None
-        return self.store.delete(self._scope(namespace), ids=ids, filters=parsed)
+        return self.store.delete(self._scope(namespace), ids=ids, filters=parsed, actor=self._actor(actor))
 
     @staticmethod
     def _ids(ids: Sequence[str] | str) -> list[str]:
@@ -327,6 +394,8 @@ class Memory:
         preset: "str | Preset | dict[str, Any]" = "default",
         group_by: str | None = None,
         threshold: float | None = None,
+        include_superseded: bool = False,
+        show_expired: bool = False,
         now: str | datetime | None = None,
         planner: str | None = None,
         reflect: bool = True,
@@ -341,7 +410,9 @@ class Memory:
         ``threshold`` drops hits whose final score is below it: with the calibrated ``default``
         a score reads as the chance the hit is relevant; other presets' scores are on their
         own scales (docs/PRESETS.md).
-        ``group_by="doc"`` (or ``"path"``, ``"session"``) keeps only the best entry per group. ``now`` is the reference
+        ``group_by="doc"`` (or ``"path"``, ``"session"``) keeps only the best entry per group.
+        Superseded entries and entries past their ``expires_at`` are left out, inside every
+        channel, unless ``include_superseded`` / ``show_expired``. ``now`` is the reference
         time for relative expressions in the query ("last week", "上周"): by default the
         newest entry's time in the namespace (so questions about a past conversation are
         read from where it ended), else the clock. It is recorded in the trace.
@@ -365,7 +436,7 @@ class Memory:
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                       or not math.isfinite(threshold)):
             raise InputError(f"threshold must be a number, not {threshold!r:.40}")
-        parsed = Filters.parse(filters)
+        parsed = view(Filters.parse(filters), include_superseded, show_expired)
         chosen = load_preset(preset, allow_files=self.allow_preset_files)
         embedder = self.embedder if "semantic" in chosen.channels else None
         plan_with, reflector = self._planning(planner or chosen.planner, chosen.reflect_rounds)
@@ -442,18 +513,21 @@ class Memory:
         return self.store.get(self._scope(namespace), self._ids(ids))
 
     def list(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
-             order: str = "newest", limit: int = 50, cursor: str | None = None) -> Page:
+             order: str = "newest", limit: int = 50, cursor: str | None = None,
+             include_superseded: bool = False, show_expired: bool = False) -> Page:
         """A page of the namespace's entries, newest (or oldest) first, with the same filters
         as `search`. Pass the page's ``next_cursor`` to get the next one; pages never repeat or
         skip an entry while others are added or deleted meanwhile (a cursor is a position, not
-        an offset). ``limit`` is 1 to 1,000."""
+        an offset). ``limit`` is 1 to 1,000. Superseded and expired entries are left out
+        unless asked for, as in `search`."""
         if order not in ("newest", "oldest"):
             raise InputError(f"order must be 'newest' or 'oldest', not {order!r:.20}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_K:
             raise InputError(f"limit must be an integer from 1 to {MAX_K}, not {limit!r:.20}")
         after = decode_cursor(cursor, order) if cursor is not None else None
-        entries, last = self.store.page(self._scope(namespace), Filters.parse(filters), newest_first=order == "newest",
-                                        limit=limit, after=after)
+        entries, last = self.store.page(self._scope(namespace), view(Filters.parse(filters), include_superseded,
+                                                                     show_expired),
+                                        newest_first=order == "newest", limit=limit, after=after)
         return Page(results=entries, next_cursor=encode_cursor(last, order) if last is not None else None)
 
     def namespaces(self) -> list[dict[str, Any]]:
@@ -462,10 +536,11 @@ class Memory:
                 for ns, kinds in self.store.namespaces().items()]
 
     def count(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
-              all_namespaces: bool = False) -> int:
-        """How many entries match (in this namespace unless ``all_namespaces``)."""
+              all_namespaces: bool = False, include_superseded: bool = False, show_expired: bool = False) -> int:
+        """How many entries match (in this namespace unless ``all_namespaces``); superseded
+        and expired entries are not counted unless asked for, as in `search`."""
         ns = None if all_namespaces else self._scope(namespace)
-        return self.store.count(ns, Filters.parse(filters))
+        return self.store.count(ns, view(Filters.parse(filters), include_superseded, show_expired))
 
     def stats(self) -> dict[str, Any]:
         """Counts per namespace and kind, the embedding model and file size."""

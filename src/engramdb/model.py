@@ -109,6 +109,9 @@ class Entry:
     metadata: dict[str, Any] = field(default_factory=dict)
     derived_from: list[str] = field(default_factory=list)
     created_at: str | None = None
+    expires_at: str | None = None  # after this (UTC) the entry is out of search, list and count
+    supersedes: list[str] = field(default_factory=list)  # ids of the entries this one replaced
+    superseded_by: str | None = None  # set by the store when a newer entry supersedes this one
 
     def normalized(self, namespace: str | None = None) -> "Entry":
         """Validate every field and fill defaults (namespace, UTC timestamps, stable id).
@@ -142,6 +145,10 @@ class Entry:
             metadata=dict(check_json_object(self.metadata, "entry metadata")),
             derived_from=check_str_list(self.derived_from, "entry derived_from"),
             created_at=normalize_timestamp(self.created_at, "created_at"),
+            expires_at=normalize_timestamp(self.expires_at, "expires_at"),
+            supersedes=[check_name(i, "entry supersedes") for i in check_str_list(self.supersedes, "entry supersedes")],
+            superseded_by=check_name(self.superseded_by, "entry superseded_by") if self.superseded_by is not None
+            else None,
         )
         if entry.timestamp_end is not None:
             if entry.timestamp is None:
@@ -169,6 +176,9 @@ class Entry:
             "metadata": dict(self.metadata),
             "derived_from": list(self.derived_from),
             "created_at": self.created_at,
+            "expires_at": self.expires_at,
+            "supersedes": list(self.supersedes),
+            "superseded_by": self.superseded_by,
         }
         return data
 
@@ -185,7 +195,7 @@ class Entry:
             raise ValueError("missing required field 'text'")
         values = dict(data)
         values["source"] = Source.from_dict(values.get("source"))
-        for name in ("persons", "entities", "keywords", "derived_from"):
+        for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
             if values.get(name) is None:
                 values[name] = []
         if values.get("metadata") is None:

@@ -8,6 +8,7 @@ pgvector) implements the same protocol.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol, Sequence
@@ -45,9 +46,18 @@ class Filters:
     turn_id: str | None = None
     speaker: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Lifecycle views, set by `Memory` from its own arguments (not filter keys): by default
+    # a store call sees every row; search, list and count hide superseded entries and the
+    # ones expired at `visible_at` (epoch seconds) unless asked not to.
+    include_superseded: bool = True
+    visible_at: float | None = None
 
     def is_empty(self) -> bool:
         return self == Filters()
+
+    def matching_only(self) -> "Filters":
+        """These filters without the lifecycle view (what `where_clause` keys its cache on)."""
+        return dataclasses.replace(self, include_superseded=True, visible_at=None)
 
     @classmethod
     def parse(cls, data: "Filters | dict[str, Any] | None") -> "Filters":
@@ -125,10 +135,15 @@ class Store(Protocol):
     def recorded_embedder(self) -> str | None: ...
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]: ...
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
-               replace: Sequence[str] = (), scope: Filters | None = None, keep: set[str] | None = None) -> int: ...
+               replace: Sequence[str] = (), scope: Filters | None = None, keep: set[str] | None = None,
+               actor: str | None = None) -> int: ...
     def get(self, namespace: str, ids: Sequence[str]) -> list[Entry]: ...
     def fetch(self, rowids: Sequence[int]) -> dict[int, Entry]: ...
-    def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None) -> int: ...
+    def stored_vectors(self, namespace: str, texts: dict[str, str]) -> dict[str, np.ndarray]: ...
+    def history(self, namespace: str, entry_id: str) -> list[dict[str, Any]]: ...
+    def expired_ids(self, namespace: str | None, at: float) -> list[tuple[str, str]]: ...
+    def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None,
+               actor: str | None = None, missing_ok: bool = False) -> int: ...
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int: ...
     def ids(self, namespace: str | None, filters: Filters) -> list[str]: ...
     def page(self, namespace: str, filters: Filters, *, newest_first: bool, limit: int,

@@ -27,7 +27,9 @@ TAG_WEIGHT = 0.6
 
 
 class RowCodes:
-    """Per-position rowid, namespace code and kind code, shared shape for both indexes."""
+    """Per-position rowid, namespace code and kind code, shared shape for both indexes, and
+    each row's lifecycle status: superseded, and when it expires (rows are immutable, so a
+    status never changes under a position)."""
 
     def __init__(self) -> None:
         self.rowids = array("q")
@@ -37,15 +39,44 @@ class RowCodes:
         self.ns_codes: dict[str, int] = {}
         self.kind_codes: dict[str, int] = {}
         self._np: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # Only rows with a status are recorded, so stores without any pay nothing.
+        self._superseded: list[int] = []
+        self._expiring: dict[int, float] = {}
+        self._status_np: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def add(self, rowid: int, namespace: str, kind: str) -> int:
+    def add(self, rowid: int, namespace: str, kind: str, superseded: object = False,
+            expires_at: float | None = None) -> int:
         position = len(self.rowids)
         self.rowids.append(rowid)
         self.ns.append(self.ns_codes.setdefault(namespace, len(self.ns_codes)))
         self.kind.append(self.kind_codes.setdefault(kind, len(self.kind_codes)))
         self.pos[rowid] = position
-        self._np = None
+        if superseded:
+            self._superseded.append(position)
+        if expires_at is not None:
+            self._expiring[position] = float(expires_at)
+        self._np = self._status_np = None
         return position
+
+    def _status(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._status_np is None:
+            self._status_np = (np.array(self._superseded, dtype=np.int64),
+                               np.fromiter(self._expiring.keys(), dtype=np.int64, count=len(self._expiring)),
+                               np.fromiter(self._expiring.values(), dtype=np.float64, count=len(self._expiring)))
+        return self._status_np
+
+    def hidden(self, live_at: float | None, include_superseded: bool) -> np.ndarray | None:
+        """Positions out of view: superseded rows (unless included) and rows expired at
+        `live_at` (epoch seconds; None: expiry ignored)."""
+        superseded, expiring, expires = self._status()
+        parts = []
+        if not include_superseded and len(superseded):
+            parts.append(superseded)
+        if live_at is not None and len(expiring):
+            parts.append(expiring[expires <= live_at])
+        if not parts:
+            return None
+        return np.concatenate(parts)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._np is None:
@@ -53,7 +84,8 @@ class RowCodes:
                         np.array(self.kind, dtype=np.int8))
         return self._np
 
-    def mask(self, namespace: str | None, kinds: list[str], allowed: set[int] | None) -> np.ndarray | None:
+    def mask(self, namespace: str | None, kinds: list[str], allowed: set[int] | None,
+             hidden: np.ndarray | None = None) -> np.ndarray | None:
         """Boolean admit-mask over positions, or None when everything is admitted."""
         rowids, ns, kind = self.arrays()
         mask: np.ndarray | None = None
@@ -72,6 +104,9 @@ class RowCodes:
             allowed_mask = np.zeros(len(rowids), dtype=bool)
             allowed_mask[positions] = True
             mask = allowed_mask if mask is None else mask & allowed_mask
+        if hidden is not None and len(hidden):
+            mask = np.ones(len(rowids), dtype=bool) if mask is None else mask.copy()
+            mask[hidden] = False
         return mask
 
     def __len__(self) -> int:
@@ -99,13 +134,14 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def append(self, rows: Iterable[tuple[int, str, str, str, str]]) -> int:
-        """Add (rowid, namespace, kind, body terms, tag terms) rows; terms space-separated."""
+    def append(self, rows: Iterable[tuple]) -> int:  # type: ignore[type-arg]
+        """Add (rowid, namespace, kind, body terms, tag terms[, superseded, expires_at]) rows;
+        terms space-separated."""
         added = 0
-        for rowid, namespace, kind, body, tags in rows:
+        for rowid, namespace, kind, body, tags, *status in rows:
             if rowid in self.rows.pos:
                 continue
-            position = self.rows.add(rowid, namespace, kind)
+            position = self.rows.add(rowid, namespace, kind, *status)
             counts: Counter[str] = Counter(body.split())
             for term in tags.split():
                 counts[term] += TAG_WEIGHT

@@ -4,6 +4,9 @@ Version 2 added ``entries.ts_end``: the end of the period an entry is about (a f
 restating "last week" covers seven days), used by the time-window channel.
 Version 3 made ids unique per namespace instead of store-wide: an id belongs to its
 namespace, so another namespace can never read, replace or move it (docs/RELIABILITY.md).
+Version 4 added the memory lifecycle (docs/LIFECYCLE.md): ``entries.expires_at`` and
+``entries.superseded_by`` (columns, so every channel can leave such entries out), and the
+``history`` log of every add, update and delete.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import apsw
 
 from .connection import APPLICATION_ID
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 _ENTRIES = """
 CREATE TABLE IF NOT EXISTS {name} (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -32,6 +35,8 @@ CREATE TABLE IF NOT EXISTS {name} (
     speaker TEXT,
     data TEXT NOT NULL,
     created_at TEXT NOT NULL,
+    expires_at REAL,
+    superseded_by TEXT,
     UNIQUE (namespace, id)
 );
 """
@@ -59,6 +64,20 @@ CREATE TABLE IF NOT EXISTS ann_snapshot (
     max_rowid INTEGER NOT NULL, blob BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS lexicon (rowid INTEGER PRIMARY KEY, body TEXT NOT NULL, tags TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS entries_ns_expires ON entries(namespace, expires_at) WHERE expires_at IS NOT NULL;
+-- Every ADD, UPDATE and DELETE, written in the transaction of the change; `old` and `new` are
+-- the entry's JSON before and after (NULL for none). Kept after the entry is deleted.
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE')),
+    at TEXT NOT NULL,
+    actor TEXT,
+    old TEXT,
+    new TEXT
+);
+CREATE INDEX IF NOT EXISTS history_entry ON history(namespace, entry_id, seq);
 """
 
 
@@ -84,6 +103,10 @@ def create_or_migrate(conn: apsw.Connection) -> None:
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if version is not None and int(version[0]) < 3:
             _ids_per_namespace(conn)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(entries)")}
+        for column, kind in (("expires_at", "REAL"), ("superseded_by", "TEXT")):
+            if column not in columns:  # schema 3 -> 4: no entry expired or superseded yet
+                conn.execute(f"ALTER TABLE entries ADD COLUMN {column} {kind}")
     conn.execute(_SCHEMA)
     conn.execute(
         "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?), ('write_seq', '0'), ('delete_seq', '0')",

@@ -16,6 +16,11 @@ def where_clause(namespace: str | None, f: Filters) -> tuple[str, list[Any]]:
     if namespace is not None:
         clauses.append("e.namespace = ?")
         params.append(namespace)
+    if not f.include_superseded:
+        clauses.append("e.superseded_by IS NULL")
+    if f.visible_at is not None:
+        clauses.append("(e.expires_at IS NULL OR e.expires_at > ?)")
+        params.append(f.visible_at)
     if f.kinds:
         clauses.append(f"e.kind IN ({','.join('?' * len(f.kinds))})")
         params += f.kinds

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import apsw
 import numpy as np
 
-from ..errors import EngramError, ModelMismatchError, NotAStoreError, ReadOnlyStoreError, StoreError
+from ..errors import EngramError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreError
 from ..model import Entry, Source, timestamp_epoch, utc_now
 from ..text.tokenize import analyze
 from .base import Filters
@@ -187,6 +187,11 @@ class SQLiteStore:
                 continue
             old = json.loads(stored[key])  # type: ignore[index]
             old.setdefault("timestamp_end", None)  # written before schema 2
+            for name, empty in (("expires_at", None), ("supersedes", []), ("superseded_by", None)):
+                old.setdefault(name, empty)  # written before schema 4
+            if entry.superseded_by is None and old["superseded_by"]:
+                # The store sets this link; adding the old text again must not undo it.
+                entry.superseded_by = old["superseded_by"]
             mine = entry.to_dict()
             mine["created_at"] = old.get("created_at")
             if old == mine:
@@ -196,14 +201,16 @@ class SQLiteStore:
         return new, unchanged, changed
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
-               replace: Sequence[str] = (), scope: Filters | None = None, keep: set[str] | None = None) -> int:
+               replace: Sequence[str] = (), scope: Filters | None = None, keep: set[str] | None = None,
+               actor: str | None = None) -> int:
         """Insert normalised entries of `namespace` (and their vectors, same order) in ONE transaction.
 
         `replace` lists ids of that namespace to delete first (entries whose fields changed).
         With `scope`, entries matching it whose id is not in `keep` are deleted too (the
         chunks a changed file no longer has), found inside the transaction. Any error rolls
         the whole batch back, leaving the store exactly as before. Returns how many entries
-        `scope` removed.
+        `scope` removed. Each change is logged in `history` (ADD, UPDATE for a replaced id
+        written again, DELETE), with `actor`, in the same transaction.
         """
         if vectors is not None and len(vectors) != len(entries):
             raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
@@ -217,26 +224,32 @@ class SQLiteStore:
                 where, params = self._where(namespace, scope)
                 stale = [i for (i,) in conn.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
                          if i not in (keep or set())]
-                removed = self._delete_ids(conn, namespace, stale)
-            if replace:
-                self._delete_ids(conn, namespace, list(replace))
+                gone = self._delete_ids(conn, namespace, stale)
+                removed = len(gone)
+                for entry_id, old in gone.items():
+                    self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
+            replaced = self._delete_ids(conn, namespace, list(replace)) if replace else {}
             for i, entry in enumerate(entries):
                 entry.created_at = entry.created_at or now
                 src = entry.source
+                data = json.dumps(entry.to_dict(), ensure_ascii=False)
                 # Another writer may have stored the same entry since `classify`: same id means
                 # same content, so skipping it keeps the write idempotent instead of failing.
                 conn.execute(
                     "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, "
-                    "session_id, turn_id, speaker, data, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                    "ON CONFLICT(namespace, id) DO NOTHING",
+                    "session_id, turn_id, speaker, data, created_at, expires_at, superseded_by) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(namespace, id) DO NOTHING",
                     (entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp, timestamp_epoch(entry.timestamp),
                      timestamp_epoch(entry.timestamp_end),
                      entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker,
-                     json.dumps(entry.to_dict(), ensure_ascii=False), entry.created_at),
+                     data, entry.created_at,
+                     timestamp_epoch(entry.expires_at), entry.superseded_by),
                 )
                 if conn.changes() == 0:
                     continue
                 rowid = conn.last_insert_rowid()
+                old = replaced.pop(entry.id, None)  # type: ignore[arg-type]
+                self._log(conn, namespace, entry.id, "ADD" if old is None else "UPDATE", old, data, actor, now)
                 tag_rows = _tag_rows(entry)
                 conn.executemany("INSERT OR IGNORE INTO tags(field, value, rowid) VALUES (?,?,?)",
                                  [(f, v, rowid) for f, v in tag_rows])
@@ -248,28 +261,39 @@ class SQLiteStore:
                     if self._vectors is not None and vec.shape != (self._vectors.dim,):
                         raise EngramError(f"vector {i} has shape {vec.shape}, expected ({self._vectors.dim},)")
                     conn.execute("INSERT INTO vectors(rowid, vec) VALUES (?, ?)", (rowid, vec.tobytes()))
+            for entry_id, old in replaced.items():  # replaced but not written again (not expected)
+                self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'write_seq'")
         return removed
 
-    def _delete_ids(self, conn: apsw.Connection, namespace: str, ids: list[str]) -> int:
-        deleted = 0
+    @staticmethod
+    def _log(conn: apsw.Connection, namespace: str, entry_id: str | None, event: str, old: str | None,
+             new: str | None, actor: str | None, at: str) -> None:
+        conn.execute("INSERT INTO history(namespace, entry_id, event, at, actor, old, new) VALUES (?,?,?,?,?,?,?)",
+                     (namespace, entry_id, event, at, actor, old, new))
+
+    def _delete_ids(self, conn: apsw.Connection, namespace: str, ids: list[str]) -> dict[str, str]:
+        """Delete the entries of `namespace` with these ids; returns id -> the deleted JSON."""
+        deleted: dict[str, str] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rowids = [r for (r,) in conn.execute(
-                f"SELECT rowid FROM entries WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk])]
-            for rowid in rowids:
+            rows = conn.execute(f"SELECT rowid, id, data FROM entries WHERE namespace = ? AND id IN ({marks})",
+                                [namespace, *chunk]).fetchall()
+            for rowid, entry_id, data in rows:
                 conn.execute("DELETE FROM lexicon WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM entries WHERE rowid = ?", (rowid,))
-            deleted += len(rowids)
+                deleted[entry_id] = data
         if deleted:
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('write_seq', 'delete_seq')")
         return deleted
 
-    def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None) -> int:
-        """Delete the entries of `namespace` that have one of `ids` (if given) and match `filters`."""
+    def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None,
+               actor: str | None = None, missing_ok: bool = False) -> int:
+        """Delete the entries of `namespace` that have one of `ids` (if given) and match `filters`.
+        An id the namespace does not hold raises `NotFoundError` and nothing is deleted."""
         with self._write_lock, self._transaction():
             where, params = self._where(namespace, filters or Filters())
             sql = f"SELECT e.id FROM entries e WHERE {where}"
@@ -278,11 +302,22 @@ class SQLiteStore:
             else:
                 targets = []
                 ids = list(dict.fromkeys(ids))
+                present: set[str] = set()
                 for start in range(0, len(ids), 500):
                     chunk = ids[start : start + 500]
-                    targets += [r for (r,) in self._writer.execute(
-                        f"{sql} AND e.id IN ({','.join('?' * len(chunk))})", [*params, *chunk])]
-            return self._delete_ids(self._writer, namespace, targets)
+                    marks = ",".join("?" * len(chunk))
+                    present.update(r for (r,) in self._writer.execute(
+                        f"SELECT id FROM entries WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]))
+                    targets += [r for (r,) in self._writer.execute(f"{sql} AND e.id IN ({marks})", [*params, *chunk])]
+                missing = [i for i in ids if i not in present]
+                if missing and not missing_ok:
+                    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                    raise NotFoundError(f"not found in namespace {namespace!r}: {shown}")
+            gone = self._delete_ids(self._writer, namespace, targets)
+            now = utc_now()
+            for entry_id, old in gone.items():
+                self._log(self._writer, namespace, entry_id, "DELETE", old, None, actor, now)
+            return len(gone)
 
     # -- reads ---------------------------------------------------------------------------
     @staticmethod
@@ -302,6 +337,37 @@ class SQLiteStore:
                     f"SELECT id, data FROM entries WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]):
                 found[entry_id] = self._entry(data)
         return [found[i] for i in ids if i in found]
+
+    def stored_vectors(self, namespace: str, texts: dict[str, str]) -> dict[str, np.ndarray]:
+        """The stored vectors of entries (id -> text) whose stored text is that text, so a
+        change that keeps the text (metadata, expiry, a supersede link) is not embedded again."""
+        out: dict[str, np.ndarray] = {}
+        ids = list(texts)
+        conn = self._reader()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for entry_id, text, blob in conn.execute(
+                    f"SELECT e.id, e.text, v.vec FROM entries e JOIN vectors v ON v.rowid = e.rowid "
+                    f"WHERE e.namespace = ? AND e.id IN ({marks})", [namespace, *chunk]):
+                if texts.get(entry_id) == text:
+                    out[entry_id] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def history(self, namespace: str, entry_id: str) -> list[dict[str, Any]]:
+        """The logged events of an entry, oldest first (also after it was deleted)."""
+        rows = self._reader().execute(
+            "SELECT seq, event, at, actor, old, new FROM history WHERE namespace = ? AND entry_id = ? ORDER BY seq",
+            (namespace, entry_id)).fetchall()
+        return [{"id": entry_id, "seq": seq, "event": event, "at": at, "actor": actor,
+                 "old": json.loads(old) if old else None, "new": json.loads(new) if new else None}
+                for seq, event, at, actor, old, new in rows]
+
+    def expired_ids(self, namespace: str | None, at: float) -> list[tuple[str, str]]:
+        """(namespace, id) of the entries whose expiry is at or before `at`."""
+        where, params = ("namespace = ? AND ", [namespace]) if namespace is not None else ("", [])
+        return [(ns, i) for ns, i in self._reader().execute(
+            f"SELECT namespace, id FROM entries WHERE {where}expires_at IS NOT NULL AND expires_at <= ?", [*params, at])]
 
     def fetch(self, rowids: Sequence[int]) -> dict[int, Entry]:
         conn = self._reader()
@@ -329,7 +395,7 @@ class SQLiteStore:
     def _mask(self, rows: RowCodes, namespace: str | None, filters: Filters) -> Any:
         """Admit-mask over an in-memory index's positions: namespace and kind are checked on
         codes kept in RAM; other filters are evaluated once in SQL (cached per store state)."""
-        rest = dataclasses.replace(filters, kinds=[])
+        rest = dataclasses.replace(filters.matching_only(), kinds=[])
         allowed = None
         if not rest.is_empty():
             where, params = self._where(namespace, rest)
@@ -343,7 +409,7 @@ class SQLiteStore:
                     if len(self._scope_cache) > 16:
                         self._scope_cache.clear()
                     self._scope_cache[key] = allowed
-        return rows.mask(namespace, filters.kinds, allowed)
+        return rows.mask(namespace, filters.kinds, allowed, rows.hidden(filters.visible_at, filters.include_superseded))
 
     def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
         """BM25 over analysed text and tags; filters admit rows before the top-k is cut."""
@@ -433,7 +499,8 @@ class SQLiteStore:
             if index.del_seq != del_seq:
                 index.reset()
             index.append(conn.execute(
-                "SELECT l.rowid, e.namespace, e.kind, l.body, l.tags FROM lexicon l JOIN entries e ON e.rowid = l.rowid "
+                "SELECT l.rowid, e.namespace, e.kind, l.body, l.tags, e.superseded_by IS NOT NULL, e.expires_at "
+                "FROM lexicon l JOIN entries e ON e.rowid = l.rowid "
                 "WHERE l.rowid > ? ORDER BY l.rowid", (index.max_rowid,)))
             index.seq, index.del_seq = seq, del_seq
         return index
@@ -447,7 +514,8 @@ class SQLiteStore:
         seq, del_seq = self._seqs(conn)
         if index.seq == seq and index.del_seq == del_seq:
             return index
-        select = ("SELECT v.rowid, e.namespace, e.kind, v.vec FROM vectors v JOIN entries e ON e.rowid = v.rowid "
+        select = ("SELECT v.rowid, e.namespace, e.kind, v.vec, e.superseded_by IS NOT NULL, e.expires_at "
+                  "FROM vectors v JOIN entries e ON e.rowid = v.rowid "
                   "WHERE v.rowid {} ? ORDER BY v.rowid")
         with index.lock:
             if index.seq == seq and index.del_seq == del_seq:

@@ -79,9 +79,10 @@ class VectorIndex:
         """Rows with rowids up to this one are in the graph (0: no graph)."""
         return self._ann_max_rowid if self._ann is not None else 0
 
-    def append(self, rows: Iterable[tuple[int, str, str, bytes]]) -> int:
-        """Add (rowid, namespace, kind, float32 blob) rows. Returns how many were new."""
-        fresh = [(r, ns, kind, blob) for r, ns, kind, blob in rows if r not in self.rows.pos]
+    def append(self, rows: Iterable[tuple]) -> int:  # type: ignore[type-arg]
+        """Add (rowid, namespace, kind, float32 blob[, superseded, expires_at]) rows. Returns
+        how many were new."""
+        fresh = [row for row in rows if row[0] not in self.rows.pos]
         if not fresh:
             return 0
         vectors = np.frombuffer(b"".join(row[3] for row in fresh), dtype=np.float32).reshape(len(fresh), self.dim)
@@ -92,8 +93,8 @@ class VectorIndex:
             grown[:size] = self._matrix[:size]
             self._matrix = grown
         self._matrix[size:needed] = vectors
-        for rowid, namespace, kind, _ in fresh:
-            self.rows.add(rowid, namespace, kind)
+        for rowid, namespace, kind, _, *status in fresh:
+            self.rows.add(rowid, namespace, kind, *status)
             if self._ann is not None and rowid <= self._ann_max_rowid:
                 self._ann_count += 1  # a row the graph already holds (rows come in rowid order)
         self.max_rowid = max(self.max_rowid, max(row[0] for row in fresh))

@@ -1,0 +1,128 @@
+"""How memory changes over time: update in place, supersede, expiry, and the history log.
+
+The three ways a fact changes (docs/LIFECYCLE.md):
+
+* **update** rewrites an entry under the same id ("the address is 12 Rua Augusta", fixing a
+  typo, new metadata); the old version lives on only in the history log;
+* **supersede** stores a new entry and marks the old ones superseded: they stay, linked both
+  ways (``supersedes`` / ``superseded_by``), out of search, list and count unless asked for
+  ("Alice moved from Berlin to Lisbon": the Berlin fact is still there to explain the past);
+* **expiry** (``expires_at``) takes an entry out of view at a wall-clock time;
+  `purge_expired` deletes such entries for good.
+
+Every write goes through `Memory.write_batch`, so each is one transaction with its history
+events. Functions here take the `Memory` they act for; `Memory` exposes them as methods.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .errors import InputError, NotFoundError
+from .model import Entry
+from .store.base import Filters
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory import Memory
+
+# Fields `update` may change; the rest (id, kind, namespace, source, provenance, created_at,
+# supersede links) belong to how the entry came to be.
+UPDATABLE = ("text", "metadata", "persons", "entities", "keywords", "location", "topic", "timestamp",
+             "timestamp_end", "expires_at")
+
+
+@dataclass(slots=True)
+class HistoryEvent:
+    """One logged change: ``ADD``, ``UPDATE`` or ``DELETE``, with the entry before and after."""
+
+    id: str
+    seq: int
+    event: str
+    at: str
+    actor: str | None
+    old: Entry | None
+    new: Entry | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "seq": self.seq, "event": self.event, "at": self.at, "actor": self.actor,
+                "old": self.old.to_dict() if self.old else None, "new": self.new.to_dict() if self.new else None}
+
+
+def _one(memory: "Memory", namespace: str, entry_id: str) -> Entry:
+    found = memory.store.get(namespace, [entry_id])
+    if not found:
+        raise NotFoundError(f"not found in namespace {namespace!r}: {entry_id}")
+    return found[0]
+
+
+def update(memory: "Memory", entry_id: str, changes: dict[str, Any], namespace: str,
+           actor: str | None) -> Entry:
+    """The entry with `changes` applied, stored under the same id in one transaction."""
+    unknown = sorted(set(changes) - set(UPDATABLE))
+    if unknown:
+        raise InputError(f"update cannot change {', '.join(unknown)} (it changes {', '.join(UPDATABLE)})")
+    if not changes:
+        raise InputError("update needs at least one field to change")
+    current = _one(memory, namespace, entry_id)
+    data = current.to_dict()
+    data.update(changes)
+    try:
+        entry = Entry.from_dict(data).normalized(namespace)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise InputError(f"update {entry_id}: {exc}") from None
+    entry.created_at = current.created_at
+    memory.write_batch([entry], namespace=namespace, actor=actor)
+    return _one(memory, namespace, entry_id)
+
+
+def supersede(memory: "Memory", entry: Entry, old_ids: Sequence[str], namespace: str,
+              actor: str | None) -> str:
+    """Store `entry` (normalised) and mark `old_ids` superseded by it, in one transaction."""
+    olds = memory.store.get(namespace, list(dict.fromkeys(old_ids)))
+    missing = sorted(set(old_ids) - {e.id for e in olds})
+    if missing:
+        raise NotFoundError(f"supersedes: not found in namespace {namespace!r}: {', '.join(missing)}")
+    if entry.id in old_ids:
+        raise InputError("an entry cannot supersede itself")
+    new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *old_ids])))
+    marked = [dataclasses.replace(old, superseded_by=new.id) for old in olds]
+    memory.write_batch([new, *marked], namespace=namespace, actor=actor)
+    return new.id  # type: ignore[return-value]
+
+
+def history(memory: "Memory", entry_id: str, namespace: str) -> list[HistoryEvent]:
+    rows = memory.store.history(namespace, entry_id)
+    if not rows and not memory.store.get(namespace, [entry_id]):
+        raise NotFoundError(f"no entry and no history in namespace {namespace!r}: {entry_id}")
+    return [HistoryEvent(id=r["id"], seq=r["seq"], event=r["event"], at=r["at"], actor=r["actor"],
+                         old=_entry(r["old"]), new=_entry(r["new"])) for r in rows]
+
+
+def _entry(data: dict[str, Any] | None) -> Entry | None:
+    if data is None:
+        return None
+    for name, empty in (("expires_at", None), ("supersedes", []), ("superseded_by", None),
+                        ("timestamp_end", None)):
+        data.setdefault(name, empty)  # events logged before a field existed
+    return Entry.from_dict(data)
+
+
+def purge_expired(memory: "Memory", namespace: str | None, actor: str | None) -> int:
+    """Delete every entry expired by now (in `namespace`, or everywhere for None)."""
+    removed = 0
+    by_namespace: dict[str, list[str]] = {}
+    for ns, entry_id in memory.store.expired_ids(namespace, time.time()):
+        by_namespace.setdefault(ns, []).append(entry_id)
+    for ns, ids in by_namespace.items():
+        removed += memory.store.delete(ns, ids=ids, filters=Filters(), actor=actor, missing_ok=True)
+    return removed
+
+
+def view(filters: Filters, include_superseded: bool, show_expired: bool) -> Filters:
+    """`filters` as search, list and count see the store: without superseded entries and
+    without the ones expired by now, unless asked."""
+    return dataclasses.replace(filters, include_superseded=include_superseded,
+                               visible_at=None if show_expired else time.time())

@@ -1,0 +1,207 @@
+"""Memory that changes over time: update in place, supersede, expiry, and the history log."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engramdb import Entry, Filters, InputError, Memory, NotFoundError
+from engramdb.cli import main
+
+PRESETS = ("default", "lexical", "semantic", "symbolic", "ping", "molore")
+
+
+def texts(result) -> list[str]:
+    return [h.text for h in result]
+
+
+class CountingEmbedder:
+    """The real model, counting the texts it embeds (to show what is embedded again)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.texts = inner, []
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed_documents(self, batch):
+        self.texts += list(batch)
+        return self.inner.embed_documents(batch)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def test_update_changes_in_place_and_logs_both_versions(mem: Memory) -> None:
+    [entry_id] = mem.add([Entry(text="Alice's address is 3 Rua Augusta.", persons=["Alice"],
+                                metadata={"source": "chat"})], actor="agent")
+    before = mem.get(entry_id)[0]
+    updated = mem.update(entry_id, text="Alice's address is 12 Rua Augusta.", metadata={"verified": True},
+                         actor="alice")
+    assert updated.id == entry_id and updated.created_at == before.created_at
+    assert updated.text == "Alice's address is 12 Rua Augusta." and updated.metadata == {"verified": True}
+    assert updated.persons == ["Alice"]
+    assert mem.count() == 1
+    assert texts(mem.search("12 Rua Augusta", k=3, preset="lexical")) == [updated.text]
+    assert mem.search("3 Rua Augusta address", k=3, preset="lexical")[0].text == updated.text  # only one version
+    events = mem.history(entry_id)
+    assert [(e.event, e.actor) for e in events] == [("ADD", "agent"), ("UPDATE", "alice")]
+    assert events[0].old is None and events[0].new.text == before.text
+    assert events[1].old.text == before.text and events[1].new.text == updated.text
+    assert events[1].old.metadata == {"source": "chat"}
+    # Updating to the same values is a no-op: no event.
+    mem.update(entry_id, text=updated.text)
+    assert len(mem.history(entry_id)) == 2
+
+
+def test_update_that_keeps_the_text_is_not_embedded_again(mem: Memory) -> None:
+    counting = CountingEmbedder(mem.embedder)
+    mem._embedder = counting
+    [entry_id] = mem.add(["Bob prefers window seats."])
+    assert counting.texts == ["Bob prefers window seats."]
+    vector = mem.store.stored_vectors("default", {entry_id: "Bob prefers window seats."})[entry_id].copy()
+    mem.update(entry_id, metadata={"airline": "TAP"}, expires_at="2999-01-01")
+    assert counting.texts == ["Bob prefers window seats."]  # nothing embedded again
+    kept = mem.store.stored_vectors("default", {entry_id: "Bob prefers window seats."})[entry_id]
+    assert (kept == vector).all()
+    mem.update(entry_id, text="Bob prefers aisle seats.")
+    assert counting.texts[-1] == "Bob prefers aisle seats."
+    assert mem.search("aisle seat", k=1, preset="semantic")[0].id == entry_id
+
+
+def test_update_errors_change_nothing(mem: Memory) -> None:
+    [entry_id] = mem.add(["A fact."])
+    mem.add(["Bob's fact."], namespace="bob")
+    with pytest.raises(NotFoundError):
+        mem.update("no-such-id", text="x")
+    with pytest.raises(NotFoundError):
+        mem.update(entry_id, text="x", namespace="bob")  # another namespace's id
+    with pytest.raises(InputError, match="cannot change kind"):
+        mem.update(entry_id, kind="turn")
+    with pytest.raises(InputError, match="needs at least one field"):
+        mem.update(entry_id)
+    with pytest.raises(InputError, match="location must be a string"):
+        mem.update(entry_id, location=5)
+    with pytest.raises(InputError, match="out of range"):
+        mem.update(entry_id, expires_at="9999-12-31T23:59:59-05:00")
+    assert mem.get(entry_id)[0].text == "A fact." and len(mem.history(entry_id)) == 1
+
+
+def test_supersede_keeps_the_old_fact_out_of_view(mem: Memory) -> None:
+    [berlin] = mem.add([Entry(text="Alice lives in Berlin.", persons=["Alice"])])
+    [lisbon] = mem.add([Entry(text="Alice moved to Lisbon.", persons=["Alice"])], supersedes=[berlin], actor="bot")
+    new, old = mem.get([lisbon, berlin])
+    assert new.supersedes == [berlin] and old.superseded_by == lisbon
+    for preset in PRESETS:
+        assert berlin not in {h.id for h in mem.search("Alice Berlin", k=5, preset=preset)}, preset
+        assert berlin in {h.id for h in mem.search("Alice Berlin", k=5, preset=preset, include_superseded=True)}
+    assert [e.id for e in mem.list()] == [lisbon]
+    assert {e.id for e in mem.list(include_superseded=True)} == {lisbon, berlin}
+    assert mem.count() == 1 and mem.count(include_superseded=True) == 2
+    assert [e.event for e in mem.history(berlin)] == ["ADD", "UPDATE"]
+    assert mem.history(berlin)[1].new.superseded_by == lisbon and mem.history(berlin)[1].actor == "bot"
+    # Adding the old text again does not bring it back: the link belongs to the store.
+    assert mem.add([Entry(text="Alice lives in Berlin.", persons=["Alice"])]) == [berlin]
+    assert mem.get(berlin)[0].superseded_by == lisbon and mem.count() == 1
+
+
+def test_supersede_errors_write_nothing(mem: Memory) -> None:
+    [old] = mem.add(["An old fact."])
+    with pytest.raises(NotFoundError, match="supersedes: not found"):
+        mem.add(["A new fact."], supersedes=[old, "missing"])
+    with pytest.raises(InputError, match="exactly one new entry"):
+        mem.add(["one", "two"], supersedes=[old])
+    assert mem.count() == 1 and mem.get(old)[0].superseded_by is None
+
+
+def test_expired_entries_leave_every_view_and_can_be_purged(mem: Memory) -> None:
+    past = mem.add([Entry(text="The door code this week is 4471.", expires_at="2001-01-01")])[0]
+    future = mem.add(["The door code next year is 9902."], expires_at="2999-01-01")[0]
+    forever = mem.add(["The building has a door code."])[0]
+    for preset in [p for p in PRESETS if p != "symbolic"]:  # the question names no one
+        found = {h.id for h in mem.search("door code 4471", k=5, preset=preset)}
+        assert past not in found, preset
+        assert past in {h.id for h in mem.search("door code 4471", k=5, preset=preset, show_expired=True)}
+    assert mem.count() == 2 and mem.count(show_expired=True) == 3
+    assert {e.id for e in mem.list()} == {future, forever}
+    assert mem.get(past)[0].expires_at == "2001-01-01T00:00:00+00:00"  # get still finds it by id
+    assert mem.purge_expired(actor="janitor") == 1
+    assert mem.count(show_expired=True) == 2
+    assert [(e.event, e.actor) for e in mem.history(past)] == [("ADD", None), ("DELETE", "janitor")]
+    assert mem.purge_expired() == 0
+
+
+def test_expiry_does_not_move_the_reference_time(mem: Memory) -> None:
+    mem.add_conversation([("Alice", "I flew to Oslo yesterday.")], session_id="s", session_time="2024-03-14T10:00")
+    before = mem.reference_time()
+    mem.add(["A reminder."], expires_at="2999-01-01")
+    assert mem.reference_time() == before
+
+
+def test_history_survives_delete_and_unknown_ids_are_not_found(mem: Memory) -> None:
+    [entry_id] = mem.add(["Short-lived."])
+    assert mem.delete(entry_id, actor="alice") == 1
+    events = mem.history(entry_id)
+    assert [e.event for e in events] == ["ADD", "DELETE"] and events[1].old.text == "Short-lived."
+    assert events[1].new is None and events[1].actor == "alice"
+    with pytest.raises(NotFoundError):
+        mem.history(entry_id, namespace="bob")
+    with pytest.raises(NotFoundError):
+        mem.history("never-existed")
+    with pytest.raises(NotFoundError):
+        mem.delete(entry_id)
+
+
+def test_reimports_log_updates_and_deletes(mem: Memory, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    note = folder / "trip.md"
+    note.write_text("# Trip\n\nPack a coat.\n\n# Food\n\nTofu.\n", encoding="utf-8")
+    mem.import_path(folder)
+    ids = mem.store.ids("default", Filters(path="trip.md"))
+    note.write_text("# Trip\n\nPack a coat.\n", encoding="utf-8")
+    report = mem.import_path(folder)
+    assert report["removed"] == 1
+    events = {i: [e.event for e in mem.history(i)] for i in ids}
+    assert sorted(events.values()) == [["ADD"], ["ADD", "DELETE"]]
+
+
+def test_a_previous_release_store_gets_lifecycle_columns(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "stores" / "store_v2.db", path)
+    with Memory(path, namespace="alice") as mem:
+        [entry_id] = [h.id for h in mem.search("Where did Alice move?", k=1)]
+        assert mem.history(entry_id) == []  # written before the log existed
+        mem.update(entry_id, expires_at="2001-01-01")
+        assert [e.event for e in mem.history(entry_id)] == ["UPDATE"]
+        assert entry_id not in {h.id for h in mem.search("Where did Alice move?", k=5)}
+
+
+def test_cli_update_history_supersede_expire_purge(tmp_path: Path) -> None:
+    runner = CliRunner()
+    db = str(tmp_path / "cli.db")
+
+    def run(*args: str):
+        return runner.invoke(main, ["--db", db, "--embedder", "minilm", *args])
+
+    old = run("add", "Alice lives in Berlin.", "--person", "Alice").output.strip()
+    new = run("add", "Alice moved to Lisbon.", "--supersedes", old, "--actor", "bot").output.strip()
+    found = json.loads(run("search", "Alice Berlin", "--json").output)
+    assert [h["id"] for h in found["hits"]] == [new]
+    everything = json.loads(run("search", "Alice Berlin", "--include-superseded", "--json").output)
+    assert {h["id"] for h in everything["hits"]} == {old, new}
+    updated = json.loads(run("update", new, "--text", "Alice moved to Lisbon in 2024.", "--meta", "verified=true",
+                             "--actor", "alice", "--json").output)
+    assert updated["id"] == new and updated["metadata"] == {"verified": True}
+    events = json.loads(run("history", new, "--json").output)
+    assert [(e["event"], e["actor"]) for e in events] == [("ADD", "bot"), ("UPDATE", "alice")]
+    assert events[1]["old"]["text"] == "Alice moved to Lisbon." and events[1]["new"]["text"].endswith("2024.")
+    assert run("add", "Temporary code 1234.", "--expires", "2001-01-01").exit_code == 0
+    listed = json.loads(run("list", "--json").output)["results"]
+    assert [e["id"] for e in listed] == [new]
+    assert json.loads(run("purge-expired", "--json").output) == {"deleted": 1}
+    missing = run("update", "nope", "--text", "x")
+    assert missing.exit_code == 1 and missing.output.startswith("error: not found in namespace 'default': nope")
+    assert run("update", new).exit_code == 2  # nothing to change: a usage error
