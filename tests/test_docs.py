@@ -46,3 +46,19 @@ def test_conversation_guide_example_prints_what_its_comments_say(tmp_path: Path)
     assert len(lines) == len(expected) == 4
     assert lines[0] == expected[0] and lines[1] == expected[1] and lines[3] == expected[3]
     assert lines[2] == "2023-05-07T00:00:00+00:00 2023-05-08T00:00:00+00:00"
+
+
+def test_lifecycle_guide_example_prints_what_its_comments_say(tmp_path: Path):
+    """Each `print(...)  # expected` line of docs/LIFECYCLE.md's example prints exactly that."""
+    guide = README.parent / "docs" / "LIFECYCLE.md"
+    code = re.findall(r"```python\n(.*?)```", guide.read_text(encoding="utf-8"), re.S)[0]
+    expected = [m.group(1).strip() for m in re.finditer(r"^\s*print\(.*\)\s*#\s*(.*)$", code, re.M)]
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "LIFECYCLE.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    assert out.getvalue().splitlines() == expected and len(expected) == 4
