@@ -60,7 +60,8 @@ class EngramGroup(click.Group):
 @click.pass_context
 def main(ctx: click.Context, db: str | None, namespace: str, embedder: str | None) -> None:
     """Engram: local-first hybrid memory and retrieval for LLM agents."""
-    ctx.obj = {"db": db or default_db_path(), "namespace": namespace, "embedder": embedder}
+    given = ctx.get_parameter_source("namespace") not in (click.core.ParameterSource.DEFAULT, None)
+    ctx.obj = {"db": db or default_db_path(), "namespace": namespace, "embedder": embedder, "namespace_given": given}
 
 
 @contextmanager
@@ -146,10 +147,12 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, as_json: bool, quiet: bool) -> None:
-    """Import notes (a folder or .md/.txt), a JSONL of entries, or a conversation file
-    (LoCoMo JSON, JSONL of turns, OpenAI messages). Re-import is incremental."""
+    """Import notes (a folder or .md/.txt), a JSONL of entries, a conversation file
+    (LoCoMo JSON, JSONL of turns, OpenAI messages) or an `engram export` dump (restored into
+    its own namespaces unless -n is given). Re-import is incremental."""
+    namespace = ctx.obj["namespace"] if ctx.obj["namespace_given"] else None
     with _memory(ctx) as mem, _progress(f"importing {path.name}", quiet) as progress:
-        report = mem.import_path(path, progress=progress, format=fmt, extractor=extractor)
+        report = mem.import_path(path, progress=progress, format=fmt, extractor=extractor, namespace=namespace)
     if as_json:
         _print_json(report)
     elif "sessions" in report:
@@ -167,6 +170,23 @@ def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, 
             f"imported {path}: {files}{report['entries']} entries "
             f"({report['written']} written, {report['unchanged']} unchanged, {report['removed']} removed)"
         )
+
+
+@main.command("export")
+@click.option("--all-namespaces", is_flag=True, help="Every namespace, not only the current one.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), default=None, help="Write here instead of stdout.")
+@click.pass_context
+def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) -> None:
+    """Write the namespace as JSONL: every entry with all its fields, and its history
+    (`engram import` reads it back). Streams; constant memory."""
+    with _memory(ctx, must_exist=True, reads_only=True) as mem:
+        handle = output.open("w", encoding="utf-8") if output else sys.stdout
+        try:
+            for line in mem.export(all_namespaces=all_namespaces):
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        finally:
+            if output:
+                handle.close()
 
 
 @main.command("add-turn")

@@ -8,7 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -233,7 +233,8 @@ class Memory:
         return entries
 
     def write_batch(self, entries: Sequence[Entry], *, namespace: str | None = None,
-                    replaces: Filters | None = None, actor: str | None = None) -> tuple[int, int, int]:
+                    replaces: Filters | None = None, actor: str | None = None,
+                    log: bool = True) -> tuple[int, int, int]:
         """Write normalised entries of one namespace in one transaction.
 
         ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
@@ -254,7 +255,7 @@ class Memory:
             return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
         vectors = self._vectors_for(ns, todo, changed) if todo else None
         removed = self.store.upsert(ns, todo, vectors, replace=[e.id for e in changed],  # type: ignore[misc]
-                                    scope=replaces, keep=keep, actor=actor)
+                                    scope=replaces, keep=keep, actor=actor, log=log)
         return len(todo), len(unchanged), removed
 
     def _vectors_for(self, namespace: str, todo: list[Entry], changed: list[Entry]) -> Any:
@@ -549,14 +550,26 @@ class Memory:
     def import_path(self, path: str | Path, *, progress: ProgressCallback | None = None,
                     namespace: str | None = None, format: str | None = None,
                     extractor: "str | Extractor | None" = "offline") -> dict[str, Any]:
-        """Import a folder of ``.md``/``.txt`` notes, a JSONL file of entries, or a conversation
-        file (LoCoMo JSON, JSONL of turns, OpenAI messages), recognised by its fields unless
-        ``format`` says (``notes``, ``entries``, ``locomo``, ``turns``, ``openai``).
-        Conversations get facts from ``extractor``. See `engramdb.ingest`."""
+        """Import a folder of ``.md``/``.txt`` notes, a JSONL file of entries, a conversation
+        file (LoCoMo JSON, JSONL of turns, OpenAI messages) or an Engram export, recognised by
+        its fields unless ``format`` says (``notes``, ``entries``, ``locomo``, ``turns``,
+        ``openai``, ``export``). Conversations get facts from ``extractor``. An export
+        restores each entry into the namespace it was exported from unless ``namespace``
+        is given. See `engramdb.ingest`."""
         from .ingest import import_path
 
         return import_path(self, Path(path), namespace=self._scope(namespace), progress=progress,
-                           format=format, extractor=get_extractor(extractor, self.llm))
+                           format=format, extractor=get_extractor(extractor, self.llm),
+                           dump_namespace=None if namespace is None else self._scope(namespace))
+
+    def export(self, *, namespace: str | None = None, all_namespaces: bool = False) -> Iterator[dict[str, Any]]:
+        """The namespace (or, with ``all_namespaces``, the store) as a lossless dump: a
+        header, every entry, every history event — JSON objects to write one per line
+        (``engram export``); streamed from one snapshot, in constant memory. `import_path`
+        reads it back."""
+        from .ingest.dump import export_lines
+
+        return export_lines(self, None if all_namespaces else self._scope(namespace))
 
 
 __all__ = ["Memory", "default_db_path", "EngramError"]

@@ -14,7 +14,7 @@ import json
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import apsw
 import numpy as np
@@ -28,7 +28,7 @@ from .lexical import LexicalIndex, RowCodes
 from . import substring as substring_channel
 from . import listing, timeline
 from .sql_filters import where_clause
-from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, translate_driver_errors, writable, write_transaction
+from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, map_driver_error, translate_driver_errors, writable, write_transaction
 from .schema import SCHEMA_VERSION, create_or_migrate, is_current
 from .vectors import VectorIndex
 
@@ -202,7 +202,7 @@ class SQLiteStore:
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                replace: Sequence[str] = (), scope: Filters | None = None, keep: set[str] | None = None,
-               actor: str | None = None) -> int:
+               actor: str | None = None, log: bool = True) -> int:
         """Insert normalised entries of `namespace` (and their vectors, same order) in ONE transaction.
 
         `replace` lists ids of that namespace to delete first (entries whose fields changed).
@@ -210,7 +210,8 @@ class SQLiteStore:
         chunks a changed file no longer has), found inside the transaction. Any error rolls
         the whole batch back, leaving the store exactly as before. Returns how many entries
         `scope` removed. Each change is logged in `history` (ADD, UPDATE for a replaced id
-        written again, DELETE), with `actor`, in the same transaction.
+        written again, DELETE), with `actor`, in the same transaction; ``log=False`` is for
+        restoring an export, whose own history is restored instead.
         """
         if vectors is not None and len(vectors) != len(entries):
             raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
@@ -249,7 +250,8 @@ class SQLiteStore:
                     continue
                 rowid = conn.last_insert_rowid()
                 old = replaced.pop(entry.id, None)  # type: ignore[arg-type]
-                self._log(conn, namespace, entry.id, "ADD" if old is None else "UPDATE", old, data, actor, now)
+                if log:
+                    self._log(conn, namespace, entry.id, "ADD" if old is None else "UPDATE", old, data, actor, now)
                 tag_rows = _tag_rows(entry)
                 conn.executemany("INSERT OR IGNORE INTO tags(field, value, rowid) VALUES (?,?,?)",
                                  [(f, v, rowid) for f, v in tag_rows])
@@ -362,6 +364,51 @@ class SQLiteStore:
         return [{"id": entry_id, "seq": seq, "event": event, "at": at, "actor": actor,
                  "old": json.loads(old) if old else None, "new": json.loads(new) if new else None}
                 for seq, event, at, actor, old, new in rows]
+
+    def iter_entries(self, namespace: str | None) -> Iterator[Entry]:
+        """Every entry of `namespace` (None: all), in insertion order, streamed (constant memory)."""
+        where, params = ("WHERE namespace = ? ", [namespace]) if namespace is not None else ("", [])
+        conn = connect(self.path, read_only=True, busy_timeout_ms=self.busy_timeout_ms)
+        try:
+            conn.execute("BEGIN")  # one snapshot for the whole stream, whatever others write
+            for (data,) in conn.execute(f"SELECT data FROM entries {where}ORDER BY rowid", params):
+                yield self._entry(data)
+        except apsw.Error as exc:  # raised while streaming: past the method's own mapping
+            raise map_driver_error(exc, self.path) from exc
+        finally:
+            conn.close()
+
+    def iter_history(self, namespace: str | None) -> Iterator[dict[str, Any]]:
+        """Every logged event of `namespace` (None: all), oldest first, streamed."""
+        where, params = ("WHERE namespace = ? ", [namespace]) if namespace is not None else ("", [])
+        conn = connect(self.path, read_only=True, busy_timeout_ms=self.busy_timeout_ms)
+        try:
+            conn.execute("BEGIN")
+            for ns, entry_id, event, at, actor, old, new in conn.execute(
+                    f"SELECT namespace, entry_id, event, at, actor, old, new FROM history {where}ORDER BY seq", params):
+                yield {"namespace": ns, "id": entry_id, "event": event, "at": at, "actor": actor,
+                       "old": json.loads(old) if old else None, "new": json.loads(new) if new else None}
+        except apsw.Error as exc:  # raised while streaming: past the method's own mapping
+            raise map_driver_error(exc, self.path) from exc
+        finally:
+            conn.close()
+
+    def restore_history(self, events: Sequence[dict[str, Any]]) -> int:
+        """Append exported events (namespace, id, event, at, actor, old, new) in one
+        transaction, skipping any already logged (so importing a dump twice adds nothing)."""
+        added = 0
+        with self._write_lock, self._transaction():
+            conn = self._writer
+            for e in events:
+                old = json.dumps(e["old"], ensure_ascii=False) if e["old"] is not None else None
+                new = json.dumps(e["new"], ensure_ascii=False) if e["new"] is not None else None
+                if conn.execute("SELECT 1 FROM history WHERE namespace = ? AND entry_id = ? AND event = ? AND at = ? "
+                                "AND old IS ? AND new IS ?", (e["namespace"], e["id"], e["event"], e["at"], old, new)
+                                ).fetchone():
+                    continue
+                self._log(conn, e["namespace"], e["id"], e["event"], old, new, e["actor"], e["at"])
+                added += 1
+        return added
 
     def expired_ids(self, namespace: str | None, at: float) -> list[tuple[str, str]]:
         """(namespace, id) of the entries whose expiry is at or before `at`."""

@@ -1,0 +1,123 @@
+"""Export and import of a whole store (or namespace), lossless: `engram export > dump.jsonl`
+and `engram import dump.jsonl`.
+
+A dump is JSONL: a header line ``{"engram_export": 1, "schema": …, "embedder": …,
+"namespaces": […], "exported_at": …}``, then ``{"entry": {…}}`` lines (every field: ids,
+``created_at``, provenance, supersede links, expiry), then ``{"history": {…}}`` lines (every
+logged event, also of deleted entries). Vectors are not written: the importing store embeds
+the texts again with the model the header names (or its own), so a dump stays small and
+portable. Export streams from one read snapshot; import validates the whole file first, then
+writes batches of 256 entries (one transaction each) and the history, skipping what is
+already there, so a re-run after a crash completes and a second import adds nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from ..errors import InputError
+from ..jsonfile import jsonl_objects
+from ..model import Entry
+from ..validation import check_name, normalize_timestamp
+from ..store.schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory import Memory
+
+DUMP_VERSION = 1
+EVENTS = ("ADD", "UPDATE", "DELETE")
+
+
+def export_lines(memory: "Memory", namespace: str | None) -> Iterator[dict[str, Any]]:
+    """The dump of `namespace` (None: every namespace) as JSON objects, streamed."""
+    namespaces = [namespace] if namespace is not None else list(memory.store.namespaces())
+    yield {"engram_export": DUMP_VERSION, "schema": int(SCHEMA_VERSION), "embedder": memory.store.recorded_embedder(),
+           "namespaces": namespaces, "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    for entry in memory.store.iter_entries(namespace):
+        yield {"entry": entry.to_dict()}
+    for event in memory.store.iter_history(namespace):
+        yield {"history": event}
+
+
+def is_dump(first: Any) -> bool:
+    return isinstance(first, dict) and "engram_export" in first
+
+
+def read_dump(path: Path, namespace: str | None) -> tuple[dict[str, Any], list[Entry], list[dict[str, Any]]]:
+    """Header, entries and events of a dump, all validated. With `namespace`, a dump of one
+    namespace is imported into that one instead (a dump of several is refused)."""
+    header: dict[str, Any] | None = None
+    entries: list[Entry] = []
+    events: list[dict[str, Any]] = []
+    for number, obj in jsonl_objects(path):
+        where = f"{path}:{number}"
+        if header is None:
+            if not is_dump(obj) or obj["engram_export"] != DUMP_VERSION:
+                raise InputError(f"{where}: not an Engram export of version {DUMP_VERSION}")
+            header = obj
+            recorded = obj.get("namespaces")
+            if not isinstance(recorded, list):
+                raise InputError(f"{where}: the header must list its namespaces")
+            if namespace is not None and len(recorded) > 1:
+                raise InputError(f"{path} holds {len(recorded)} namespaces; import it without a namespace "
+                                 "to restore each, or export one namespace")
+            continue
+        if not isinstance(obj, dict) or len(obj) != 1 or not ({"entry", "history"} & set(obj)):
+            raise InputError(f"{where}: expected {{\"entry\": …}} or {{\"history\": …}}")
+        try:
+            if "entry" in obj:
+                data = obj["entry"]
+                if not isinstance(data, dict):
+                    raise ValueError("an entry must be a JSON object")
+                target = namespace or data.get("namespace")
+                entries.append(Entry.from_dict({**data, "namespace": target}).normalized(target))
+            else:
+                events.append(_event(obj["history"], namespace))
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise InputError(f"{where}: {exc}") from None
+    if header is None:
+        raise InputError(f"{path}: empty file, not an Engram export")
+    return header, entries, events
+
+
+def _event(data: Any, namespace: str | None) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ValueError("a history event must be a JSON object")
+    if data.get("event") not in EVENTS:
+        raise ValueError(f"history event must be one of {', '.join(EVENTS)}")
+    target = namespace or data.get("namespace")
+    for side in ("old", "new"):
+        if data.get(side) is not None:
+            if not isinstance(data[side], dict):
+                raise ValueError(f"history {side} must be an entry object or null")
+            data = {**data, side: {**data[side], "namespace": target}}
+    at = normalize_timestamp(data.get("at"), "history at")
+    if at is None:
+        raise ValueError("history at is missing")
+    return {"namespace": check_name(target, "namespace"), "id": check_name(data.get("id"), "history id"),
+            "event": data["event"], "at": at,
+            "actor": check_name(data["actor"], "history actor") if data.get("actor") is not None else None,
+            "old": data.get("old"), "new": data.get("new")}
+
+
+def import_dump(memory: "Memory", path: Path, *, namespace: str | None, batch_size: int = 256,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    header, entries, events = read_dump(path, namespace)
+    if memory.store.recorded_embedder() is None and header.get("embedder") and memory._embedder_spec is None:
+        memory._embedder_spec = header["embedder"]  # an empty store takes the dump's model
+    by_namespace: dict[str, list[Entry]] = {}
+    for entry in entries:
+        by_namespace.setdefault(entry.namespace, []).append(entry)  # type: ignore[arg-type]
+    written = unchanged = done = 0
+    for ns, group in by_namespace.items():
+        for start in range(0, len(group), batch_size):
+            w, u, _ = memory.write_batch(group[start : start + batch_size], namespace=ns, log=False)
+            written, unchanged, done = written + w, unchanged + u, done + len(group[start : start + batch_size])
+            if progress is not None:
+                progress(done, len(entries))
+    restored = memory.store.restore_history(events) if events else 0
+    return {"path": str(path), "format": "export", "entries": len(entries), "written": written,
+            "unchanged": unchanged, "removed": 0, "history": len(events), "history_restored": restored,
+            "namespaces": sorted(by_namespace)}

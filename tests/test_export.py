@@ -1,0 +1,147 @@
+"""`export` then `import` into an empty store gives the same store: entries with every field,
+provenance and supersede links, expiry, history (deleted entries' too), and the same answers."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engramdb import Entry, Filters, InputError, Memory
+from engramdb.cli import main
+
+NOTES = Path(__file__).resolve().parents[1] / "examples" / "notes"
+QUERIES = ["Where does Alice live?", "黄山山顶晚上冷吗？", "What did Bob say about Oslo last week?", "release v2.3.1"]
+
+
+def build(path: Path) -> dict[str, str]:
+    with Memory(path, namespace="alice", embedder="minilm") as mem:
+        mem.import_path(NOTES)
+        [berlin] = mem.add([Entry(text="Alice lives in Berlin.", persons=["Alice"], metadata={"n": 1, "x": None})])
+        [lisbon] = mem.add([Entry(text="Alice moved to Lisbon.", persons=["Alice"])], supersedes=[berlin], actor="bot")
+        mem.update(lisbon, text="Alice moved to Lisbon in May 2024.", actor="alice")
+        [gone] = mem.add(["A note that will be deleted."])
+        mem.delete(gone, actor="alice")
+        mem.add(["The door code is 4471."], expires_at="2001-01-01")
+        mem.add(["Release v2.3.1 fixed ERR_CONN_RESET."], expires_at="2999-01-01")
+        mem.add_conversation([("Bob", "I flew to Oslo last week."), ("Alice", "How was it?")],
+                             session_id="s1", session_time="2024-03-14T10:00:00")
+        mem.add(["Bob's own fact."], namespace="bob")
+    return {"berlin": berlin, "lisbon": lisbon, "gone": gone}
+
+
+def snapshot(path: Path, namespace: str) -> dict:
+    with Memory(path, namespace=namespace) as mem:
+        ids = mem.store.ids(namespace, Filters())
+        entries = {e.id: e.to_dict() for e in mem.get(ids)}
+        history = [{k: v for k, v in e.items() if k != "namespace"} for e in mem.store.iter_history(namespace)]
+        answers = {q: [(h.id, round(h.score, 6)) for h in mem.search(q, k=5, include_superseded=True,
+                                                                      show_expired=True)] for q in QUERIES}
+        answers["view"] = [h.id for h in mem.search("Where does Alice live?", k=5)]
+        return {"entries": entries, "history": history, "answers": answers}
+
+
+def test_round_trip_is_exact(tmp_path: Path) -> None:
+    source = tmp_path / "source.db"
+    ids = build(source)
+    dump = tmp_path / "dump.jsonl"
+    with Memory(source) as mem, dump.open("w", encoding="utf-8") as out:
+        for line in mem.export(all_namespaces=True):
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    target = tmp_path / "target.db"
+    with Memory(target) as mem:  # no --embedder: an empty store takes the dump's model
+        report = mem.import_path(dump)
+        assert report["format"] == "export" and report["namespaces"] == ["alice", "bob"]
+        assert mem.stats()["embedder"] == "onnx/paraphrase-MiniLM-L3-v2-mean-256"
+    for ns in ("alice", "bob"):
+        assert snapshot(target, ns) == snapshot(source, ns)
+    restored = snapshot(target, "alice")
+    assert restored["entries"][ids["berlin"]]["superseded_by"] == ids["lisbon"]
+    assert [e["event"] for e in restored["history"] if e["id"] == ids["gone"]] == ["ADD", "DELETE"]
+    facts = [e for e in restored["entries"].values() if e["kind"] == "fact" and e["source"].get("session_id")]
+    assert facts and all(set(f["derived_from"]) <= set(restored["entries"]) for f in facts)
+    # Importing the same dump again adds nothing, history included.
+    with Memory(target) as mem:
+        again = mem.import_path(dump)
+        assert again["written"] == 0 and again["history_restored"] == 0
+    assert snapshot(target, "alice") == snapshot(source, "alice")
+
+
+def test_export_into_another_namespace_and_errors(tmp_path: Path) -> None:
+    source = tmp_path / "source.db"
+    build(source)
+    runner = CliRunner()
+    one = runner.invoke(main, ["--db", str(source), "-n", "bob", "export"])
+    assert one.exit_code == 0
+    lines = [json.loads(line) for line in one.output.splitlines()]
+    assert lines[0]["namespaces"] == ["bob"] and len([x for x in lines if "entry" in x]) == 1
+    dump = tmp_path / "bob.jsonl"
+    dump.write_text(one.output, encoding="utf-8")
+    target = tmp_path / "t.db"
+    renamed = runner.invoke(main, ["--db", str(target), "-n", "carol", "import", str(dump), "--json"])
+    assert renamed.exit_code == 0, renamed.output
+    with Memory(target, namespace="carol") as mem:
+        assert [e.text for e in mem.list()] == ["Bob's own fact."]
+        assert mem.count(namespace="bob") == 0
+    everything = runner.invoke(main, ["--db", str(source), "export", "--all-namespaces"])
+    both = tmp_path / "both.jsonl"
+    both.write_text(everything.output, encoding="utf-8")
+    refused = runner.invoke(main, ["--db", str(target), "-n", "carol", "import", str(both)])
+    assert refused.exit_code == 1 and "holds 2 namespaces" in refused.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(everything.output.replace('"event": "DELETE"', '"event": "ERASE"', 1), encoding="utf-8")
+    with Memory(tmp_path / "empty.db") as mem:
+        with pytest.raises(InputError, match="history event must be one of"):
+            mem.import_path(bad)
+        assert mem.count(all_namespaces=True, show_expired=True, include_superseded=True) == 0
+
+
+def test_export_streams_while_others_write(tmp_path: Path) -> None:
+    """Export reads one snapshot: entries written during the stream are not half in it."""
+    source = tmp_path / "s.db"
+    with Memory(source, embedder="minilm") as mem:
+        mem.add([f"fact {i}" for i in range(600)])
+        stream = mem.export()
+        header = next(stream)
+        first = next(stream)
+        mem.add([f"later fact {i}" for i in range(50)])
+        rest = list(stream)
+    assert header["namespaces"] == ["default"]
+    entries = [first["entry"]] + [x["entry"] for x in rest if "entry" in x]
+    assert len(entries) == 600 and not any(e["text"].startswith("later") for e in entries)
+
+
+def test_kill_during_import_of_a_dump_then_rerun(tmp_path: Path) -> None:
+    source = tmp_path / "big.db"
+    with Memory(source, embedder="minilm") as mem:
+        mem.add([f"entry number {i} about rivers and stones" for i in range(2000)])
+    dump = tmp_path / "big.jsonl"
+    dump.write_text(CliRunner().invoke(main, ["--db", str(source), "export"]).output, encoding="utf-8")
+    target = tmp_path / "t.db"
+    proc = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "--db", str(target), "import", str(dump), "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(3000):  # until the first batch is committed (or the import ended)
+        if proc.poll() is not None:
+            break
+        if target.exists():
+            try:
+                with Memory(target, read_only=True) as peek:
+                    if peek.count() > 0:
+                        break
+            except Exception:  # noqa: BLE001 - the file may not hold a schema yet
+                pass
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    with Memory(target) as mem:
+        assert mem.count() % 256 == 0 or mem.count() == 2000  # whole batches only
+        report = mem.import_path(dump)
+        assert mem.count() == 2000 and report["entries"] == 2000
+        assert mem.store._reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert mem.store._reader().execute("SELECT count(*) FROM history").fetchone()[0] == 2000
