@@ -22,6 +22,7 @@ from .memory import Memory, default_db_path
 from .model import Entry, Source
 from .store.base import Filters
 from .store.connection import writable
+from .schema import MODELS, json_schema, to_wire
 from .validation import json_or_text
 
 out = Console(soft_wrap=True)
@@ -154,7 +155,7 @@ def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, 
     with _memory(ctx) as mem, _progress(f"importing {path.name}", quiet) as progress:
         report = mem.import_path(path, progress=progress, format=fmt, extractor=extractor, namespace=namespace)
     if as_json:
-        _print_json(report)
+        _print_json(to_wire("import_report", report))
     elif "sessions" in report:
         click.echo(
             f"imported {path} ({report['format']}): {report['sessions']} sessions, {report['turns']} turns, "
@@ -256,7 +257,7 @@ def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], pre
                             include_superseded=include_superseded, show_expired=show_expired)
     data = result.to_dict()
     if as_json:
-        _print_json(data)
+        _print_json(to_wire("search_result", data))
         return
     if not data["hits"]:
         click.echo("no results")
@@ -317,7 +318,7 @@ def get(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
         entries = mem.get(list(ids))
     missing = set(ids) - {e.id for e in entries}
     if as_json:
-        _print_json({"entries": [e.to_dict() for e in entries], "missing": sorted(missing)})
+        _print_json({"entries": to_wire("entry", [e.to_dict() for e in entries]), "missing": sorted(missing)})
     else:
         for entry in entries:
             click.echo(json.dumps(entry.to_dict(), ensure_ascii=False))
@@ -342,7 +343,7 @@ def list_cmd(ctx: click.Context, filters: tuple[str, ...], order: str, limit: in
         page = mem.list(filters=parsed, order=order, limit=limit, cursor=cursor,
                         include_superseded=include_superseded, show_expired=show_expired)
     if as_json:
-        _print_json(page.to_dict())
+        _print_json(to_wire("page", page.to_dict()))
         return
     for entry in page.results:
         text = " ".join(entry.text.split())
@@ -360,7 +361,7 @@ def namespaces(ctx: click.Context, as_json: bool) -> None:
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
         rows = mem.namespaces()
     if as_json:
-        _print_json(rows)
+        _print_json(to_wire("namespace", rows))
         return
     for row in rows:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(row["kinds"].items()))
@@ -375,7 +376,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
         data = mem.stats()
     if as_json:
-        _print_json(data)
+        _print_json(to_wire("stats", data))
         return
     click.echo(f"store     {data['path']} ({data['file_bytes'] / 1e6:.1f} MB, SQLite {data['sqlite_version']})")
     click.echo(f"embedder  {data['embedder'] or '-'} (dim {data['dim'] or '-'})")
@@ -402,6 +403,13 @@ def delete(ctx: click.Context, ids: tuple[str, ...], filters: tuple[str, ...], d
         _print_json({"deleted": n})
     else:
         click.echo(f"deleted {n} entries")
+
+
+@main.command("schema")
+@click.argument("name", required=False, type=click.Choice(list(MODELS)))
+def schema_cmd(name: str | None) -> None:
+    """Print the JSON Schema of what --json prints (and the servers send): one model, or all."""
+    _print_json(json_schema(name))
 
 
 @main.command("presets")

@@ -12,6 +12,7 @@ from typing import Any, Callable, ContextManager
 import click
 
 from .memory import Memory
+from .schema import to_wire
 from .validation import json_or_text
 
 OpenMemory = Callable[..., ContextManager[Memory]]
@@ -58,7 +59,7 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
         with open_memory(ctx, must_exist=True) as mem:
             entry = mem.update(entry_id, actor=actor, **changes)
         if as_json:
-            print_json(entry.to_dict())
+            print_json(to_wire("entry", entry.to_dict()))
         else:
             click.echo(json.dumps(entry.to_dict(), ensure_ascii=False))
 
@@ -71,7 +72,7 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
         with open_memory(ctx, must_exist=True, reads_only=True) as mem:
             events = mem.history(entry_id)
         if as_json:
-            print_json([e.to_dict() for e in events])
+            print_json(to_wire("history_event", [e.to_dict() for e in events]))
             return
         for event in events:
             shown = event.new or event.old

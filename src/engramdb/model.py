@@ -243,16 +243,12 @@ class Hit:
     channels: dict[str, ChannelScore]
 
     def to_dict(self) -> dict[str, Any]:
+        """The full entry with the hit's final score and per-channel evidence (`HitModel`)."""
         return {
             "id": self.id,
             "text": self.text,
             "score": round(self.score, 6),
-            "kind": self.entry.kind,
-            "timestamp": self.entry.timestamp,
-            **({"timestamp_end": self.entry.timestamp_end} if self.entry.timestamp_end else {}),
-            "persons": list(self.entry.persons),
-            "derived_from": list(self.entry.derived_from),
-            "source": self.entry.source.to_dict(),
+            **{k: v for k, v in self.entry.to_dict().items() if k not in ("id", "text")},
             "channels": {
                 name: {"rank": cs.rank, "score": round(cs.score, 6)} for name, cs in self.channels.items()
             },

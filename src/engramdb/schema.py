@@ -1,0 +1,150 @@
+"""The records that cross a process boundary, as pydantic models with JSON Schemas.
+
+The CLI's ``--json`` output is validated through these models (`to_wire`), and the servers
+use the same ones, so "what `engram search --json` prints" and "what the HTTP API returns"
+cannot drift apart. ``python -m engramdb.schema [NAME]`` (or ``engram schema``) prints the
+JSON Schema of one model, or of all.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SourceModel(_Model):
+    """Where an entry came from; every field optional."""
+
+    doc_id: str | None = None
+    path: str | None = None
+    chunk_index: int | None = Field(default=None, ge=0)
+    heading_path: list[str] = Field(default_factory=list)
+    session_id: str | None = None
+    turn_id: str | None = None
+    speaker: str | None = None
+
+
+class EntryModel(_Model):
+    """One stored entry, every field."""
+
+    id: str
+    namespace: str
+    kind: Literal["fact", "turn", "chunk"]
+    text: str
+    timestamp: str | None = Field(None, description="ISO 8601, UTC: the event's time, or the start of its period")
+    timestamp_end: str | None = Field(None, description="exclusive end of the period the entry is about")
+    persons: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+    location: str | None = None
+    topic: str | None = None
+    source: SourceModel = Field(default_factory=SourceModel)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    derived_from: list[str] = Field(default_factory=list, description="ids of the entries (turns) it came from")
+    created_at: str | None = None
+    expires_at: str | None = Field(None, description="out of search, list and count after this time")
+    supersedes: list[str] = Field(default_factory=list)
+    superseded_by: str | None = None
+
+
+class ChannelEvidence(_Model):
+    """How one recall channel saw a hit: its 1-based rank and raw score there."""
+
+    rank: int = Field(ge=1)
+    score: float
+
+
+class HitModel(EntryModel):
+    """A search result: the full entry, its final score and every channel's evidence."""
+
+    score: float
+    channels: dict[str, ChannelEvidence]
+
+
+class SearchResultModel(_Model):
+    query: str
+    hits: list[HitModel]
+    trace: dict[str, Any] = Field(description="per-stage trace (docs/CLI.md)")
+
+
+class PageModel(_Model):
+    """One page of a listing; pass ``next_cursor`` back for the next (null: the last page)."""
+
+    results: list[EntryModel]
+    next_cursor: str | None
+
+
+class HistoryEventModel(_Model):
+    id: str
+    seq: int
+    event: Literal["ADD", "UPDATE", "DELETE"]
+    at: str
+    actor: str | None
+    old: EntryModel | None = Field(description="the entry before the change (null for ADD)")
+    new: EntryModel | None = Field(description="the entry after the change (null for DELETE)")
+
+
+class ImportReportModel(BaseModel):
+    """What an import did; conversation imports add sessions, turns, facts and failures."""
+
+    model_config = ConfigDict(extra="allow")
+    path: str
+    written: int
+    removed: int
+
+
+class NamespaceModel(_Model):
+    namespace: str
+    count: int
+    kinds: dict[str, int]
+
+
+class StatsModel(_Model):
+    path: str
+    count: int
+    namespaces: dict[str, dict[str, Any]]
+    embedder: str | None
+    dim: int | None
+    vectors: int
+    schema_version: str | None
+    file_bytes: int
+    sqlite_version: str
+
+
+MODELS: dict[str, type[BaseModel]] = {
+    "entry": EntryModel, "hit": HitModel, "search_result": SearchResultModel, "page": PageModel,
+    "history_event": HistoryEventModel, "import_report": ImportReportModel, "namespace": NamespaceModel,
+    "stats": StatsModel,
+}
+
+
+def to_wire(name: str, data: Any) -> Any:
+    """`data` checked against model `name` and dumped as plain JSON (a list for a list)."""
+    model = MODELS[name]
+    # exclude_unset: the output keeps exactly the keys it was given (a source lists only
+    # its set fields), checked and typed by the model.
+    if isinstance(data, list):
+        return [model.model_validate(item).model_dump(mode="json", exclude_unset=True) for item in data]
+    return model.model_validate(data).model_dump(mode="json", exclude_unset=True)
+
+
+def json_schema(name: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of one model, or ``{name: schema}`` of all."""
+    if name is not None:
+        if name not in MODELS:
+            from .errors import InputError
+
+            raise InputError(f"unknown schema {name!r}; choose one of {', '.join(MODELS)}")
+        return MODELS[name].model_json_schema()
+    return {key: model.model_json_schema() for key, model in MODELS.items()}
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised through `engram schema` in the tests
+    print(json.dumps(json_schema(sys.argv[1] if len(sys.argv) > 1 else None), indent=2, ensure_ascii=False))
