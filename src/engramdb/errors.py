@@ -5,6 +5,8 @@ turns it into one of the `StoreError` classes below, so a caller (and later a se
 can tell bad input (`InputError`, HTTP 400) from a store problem (`StoreError`).
 """
 
+from pathlib import Path
+
 
 class EngramError(Exception):
     """Base class for every error Engram raises on purpose."""
@@ -45,3 +47,23 @@ class StoreBusyError(StoreError):
 
 class StoreCorruptError(StoreError):
     """SQLite reports the file as damaged."""
+
+
+class DataFileError(ValueError):
+    """A data file (an evaluation set, a LoCoMo conversation file) is missing or malformed.
+
+    ``str(err)`` reads ``path:line: reason`` (or ``path: at <where>: reason``) so the user can
+    jump straight to the offending spot.
+    """
+
+    def __init__(self, path: str | Path, reason: str, line: int | None = None, where: str | None = None):
+        self.path = str(path)
+        self.reason = reason
+        self.line = line
+        self.where = where
+        loc = self.path
+        if line is not None:
+            loc += f":{line}"
+        if where:
+            loc += f": at {where}"
+        super().__init__(f"{loc}: {reason}")

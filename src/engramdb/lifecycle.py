@@ -11,7 +11,8 @@ The three ways a fact changes (docs/LIFECYCLE.md):
   `purge_expired` deletes such entries for good.
 
 Every write goes through `Memory.write_batch`, so each is one transaction with its history
-events. Functions here take the `Memory` they act for; `Memory` exposes them as methods.
+events. Functions here take the `Writer` (or the store) of the `Memory` that exposes them as
+methods.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .model import Entry
 from .store.base import Filters
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .memory import Memory
+    from .store.base import Store
+    from .writer import Writer
 
 # Fields `update` may change; the rest (id, kind, namespace, source, provenance, created_at,
 # supersede links) belong to how the entry came to be.
@@ -51,14 +53,14 @@ class HistoryEvent:
                 "old": self.old.to_dict() if self.old else None, "new": self.new.to_dict() if self.new else None}
 
 
-def _one(memory: "Memory", namespace: str, entry_id: str) -> Entry:
-    found = memory.store.get(namespace, [entry_id])
+def _one(store: "Store", namespace: str, entry_id: str) -> Entry:
+    found = store.get(namespace, [entry_id])
     if not found:
         raise NotFoundError(f"not found in namespace {namespace!r}: {entry_id}")
     return found[0]
 
 
-def update(memory: "Memory", entry_id: str, changes: dict[str, Any], namespace: str,
+def update(writer: "Writer", entry_id: str, changes: dict[str, Any], namespace: str,
            actor: str | None) -> Entry:
     """The entry with `changes` applied, stored under the same id in one transaction."""
     unknown = sorted(set(changes) - set(UPDATABLE))
@@ -66,7 +68,7 @@ def update(memory: "Memory", entry_id: str, changes: dict[str, Any], namespace: 
         raise InputError(f"update cannot change {', '.join(unknown)} (it changes {', '.join(UPDATABLE)})")
     if not changes:
         raise InputError("update needs at least one field to change")
-    current = _one(memory, namespace, entry_id)
+    current = _one(writer.store, namespace, entry_id)
     data = current.to_dict()
     data.update(changes)
     try:
@@ -74,14 +76,14 @@ def update(memory: "Memory", entry_id: str, changes: dict[str, Any], namespace: 
     except (ValueError, TypeError, RecursionError) as exc:
         raise InputError(f"update {entry_id}: {exc}") from None
     entry.created_at = current.created_at
-    memory.write_batch([entry], namespace=namespace, actor=actor)
-    return _one(memory, namespace, entry_id)
+    writer.write([entry], namespace=namespace, actor=actor)
+    return _one(writer.store, namespace, entry_id)
 
 
-def supersede(memory: "Memory", entry: Entry, old_ids: Sequence[str], namespace: str,
+def supersede(writer: "Writer", entry: Entry, old_ids: Sequence[str], namespace: str,
               actor: str | None) -> str:
     """Store `entry` (normalised) and mark `old_ids` superseded by it, in one transaction."""
-    olds = memory.store.get(namespace, list(dict.fromkeys(old_ids)))
+    olds = writer.store.get(namespace, list(dict.fromkeys(old_ids)))
     missing = sorted(set(old_ids) - {e.id for e in olds})
     if missing:
         raise NotFoundError(f"supersedes: not found in namespace {namespace!r}: {', '.join(missing)}")
@@ -89,13 +91,13 @@ def supersede(memory: "Memory", entry: Entry, old_ids: Sequence[str], namespace:
         raise InputError("an entry cannot supersede itself")
     new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *old_ids])))
     marked = [dataclasses.replace(old, superseded_by=new.id) for old in olds]
-    memory.write_batch([new, *marked], namespace=namespace, actor=actor)
+    writer.write([new, *marked], namespace=namespace, actor=actor)
     return new.id  # type: ignore[return-value]
 
 
-def history(memory: "Memory", entry_id: str, namespace: str) -> list[HistoryEvent]:
-    rows = memory.store.history(namespace, entry_id)
-    if not rows and not memory.store.get(namespace, [entry_id]):
+def history(store: "Store", entry_id: str, namespace: str) -> list[HistoryEvent]:
+    rows = store.history(namespace, entry_id)
+    if not rows and not store.get(namespace, [entry_id]):
         raise NotFoundError(f"no entry and no history in namespace {namespace!r}: {entry_id}")
     return [HistoryEvent(id=r["id"], seq=r["seq"], event=r["event"], at=r["at"], actor=r["actor"],
                          old=_entry(r["old"]), new=_entry(r["new"])) for r in rows]
@@ -110,14 +112,14 @@ def _entry(data: dict[str, Any] | None) -> Entry | None:
     return Entry.from_dict(data)
 
 
-def purge_expired(memory: "Memory", namespace: str | None, actor: str | None) -> int:
+def purge_expired(store: "Store", namespace: str | None, actor: str | None) -> int:
     """Delete every entry expired by now (in `namespace`, or everywhere for None)."""
     removed = 0
     by_namespace: dict[str, list[str]] = {}
-    for ns, entry_id in memory.store.expired_ids(namespace, time.time()):
+    for ns, entry_id in store.expired_ids(namespace, time.time()):
         by_namespace.setdefault(ns, []).append(entry_id)
     for ns, ids in by_namespace.items():
-        removed += memory.store.delete(ns, ids=ids, filters=Filters(), actor=actor, missing_ok=True)
+        removed += store.delete(ns, ids=ids, filters=Filters(), actor=actor, missing_ok=True)
     return removed
 
 

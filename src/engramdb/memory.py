@@ -10,8 +10,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-import numpy as np
-
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
 from .conversation.ingest import turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
@@ -25,6 +23,7 @@ from .plan.base import Planner
 from .pipeline.search import SearchPipeline
 from .store.base import Filters
 from .store.sqlite import SQLiteStore
+from .writer import Writer
 
 if TYPE_CHECKING:  # pragma: no cover
     from .rerank import Reranker
@@ -114,6 +113,7 @@ class Memory:
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram")
+        self.writer = Writer(self.store, lambda: self.embedder, self._prefer_model)
         # Fail fast on a model mismatch, before any model is loaded.
         recorded = self.store.embedder_name
         if recorded and embedder is not None:
@@ -150,6 +150,12 @@ class Memory:
             raise InputError(str(exc)) from None
 
     # -- embedder ------------------------------------------------------------------------
+    def _prefer_model(self, name: str) -> None:
+        """Use `name` for a store that records no model yet, unless one was asked for (an
+        imported dump names the model its vectors came from)."""
+        if self._embedder_spec is None and self._embedder is None and self.store.recorded_embedder() is None:
+            self._embedder_spec = name
+
     @property
     def embedder(self) -> Embedder:
         """The embedding model, loaded on first use."""
@@ -207,7 +213,7 @@ class Memory:
         if supersedes is not None:
             if len(entries) != 1:
                 raise InputError("supersedes needs exactly one new entry")
-            return [lifecycle.supersede(self, entries[0], self._ids(supersedes), ns, actor)]
+            return [lifecycle.supersede(self.writer, entries[0], self._ids(supersedes), ns, actor)]
         total = len(entries)
         for start in range(0, total, batch_size):
             self.write_batch(entries[start : start + batch_size], namespace=ns, actor=actor)
@@ -235,36 +241,10 @@ class Memory:
     def write_batch(self, entries: Sequence[Entry], *, namespace: str | None = None,
                     replaces: Filters | None = None, actor: str | None = None,
                     log: bool = True) -> tuple[int, int, int]:
-        """Write normalised entries of one namespace in one transaction.
-
-        ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
-        conversation's session): entries of that scope the batch does not hold are deleted in
-        the same transaction, found *inside* it, so two processes re-importing the same file
-        leave one version or the other, never a mix. Returns (written, unchanged, removed).
-        Embedding happens before the transaction opens, so a slow model never holds the
-        write lock.
-        """
+        """Write normalised entries of one namespace in one transaction; see `Writer.write`.
+        Returns (written, unchanged, removed)."""
         ns = self._scope(namespace if namespace is not None else (entries[0].namespace if entries else None))
-        if any(e.namespace != ns for e in entries):
-            raise InputError(f"a write batch holds entries of one namespace ({ns!r})")
-        unique = list({e.id: e for e in entries}.values())
-        new, unchanged, changed = self.store.classify(unique)
-        todo = new + changed
-        keep = {e.id for e in unique}
-        if not todo and (replaces is None or set(self.store.ids(ns, replaces)) <= keep):
-            return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
-        vectors = self._vectors_for(ns, todo, changed) if todo else None
-        removed = self.store.upsert(ns, todo, vectors, replace=[e.id for e in changed],  # type: ignore[misc]
-                                    scope=replaces, keep=keep, actor=actor, log=log)
-        return len(todo), len(unchanged), removed
-
-    def _vectors_for(self, namespace: str, todo: list[Entry], changed: list[Entry]) -> Any:
-        """Vectors for `todo`: the stored ones of changed entries whose text is the same (a new
-        expiry or supersede link needs no model), embeddings for the rest."""
-        kept = self.store.stored_vectors(namespace, {e.id: e.text for e in changed}) if changed else {}  # type: ignore[misc]
-        fresh = [e for e in todo if e.id not in kept]
-        embedded = iter(self.embedder.embed_documents([e.text for e in fresh]) if fresh else [])
-        return np.stack([kept[e.id] if e.id in kept else next(embedded) for e in todo])  # type: ignore[index]
+        return self.writer.write(entries, namespace=ns, replaces=replaces, actor=actor, log=log)
 
     @staticmethod
     def _actor(actor: str | None) -> str | None:
@@ -282,21 +262,21 @@ class Memory:
         An id the namespace does not hold raises `NotFoundError`."""
         from . import lifecycle
 
-        return lifecycle.update(self, self._ids(entry_id)[0], changes, self._scope(namespace), self._actor(actor))
+        return lifecycle.update(self.writer, self._ids(entry_id)[0], changes, self._scope(namespace), self._actor(actor))
 
     def history(self, entry_id: str, *, namespace: str | None = None) -> "list[HistoryEvent]":
         """Every ``ADD``, ``UPDATE`` and ``DELETE`` of the entry, oldest first, with the entry
         before and after each; still there after the entry was deleted."""
         from . import lifecycle
 
-        return lifecycle.history(self, self._ids(entry_id)[0], self._scope(namespace))
+        return lifecycle.history(self.store, self._ids(entry_id)[0], self._scope(namespace))
 
     def purge_expired(self, *, namespace: str | None = None, all_namespaces: bool = False,
                       actor: str | None = None) -> int:
         """Delete the entries whose ``expires_at`` has passed (logged as ``DELETE`` events)."""
         from . import lifecycle
 
-        return lifecycle.purge_expired(self, None if all_namespaces else self._scope(namespace), self._actor(actor))
+        return lifecycle.purge_expired(self.store, None if all_namespaces else self._scope(namespace), self._actor(actor))
 
     def add_conversation(
         self,
@@ -321,7 +301,7 @@ class Memory:
         report = ConversationReport(extractor=None)
         chosen = get_extractor(extractor, self.llm)
         report.extractor = chosen.name if chosen else None
-        write_session(self, conversation, self._scope(namespace), chosen, report)
+        write_session(self.writer, conversation, self._scope(namespace), chosen, report)
         return report
 
     def add_turn(
@@ -351,7 +331,7 @@ class Memory:
         # The previous turn is context: "Yes, yesterday." answers the question asked just before.
         latest = max(earlier, key=lambda e: (e.timestamp or "", e.created_at or ""), default=None)
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
-        write_session(self, conversation, ns, chosen, report, replace=False, context=context)
+        write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context)
         return report
 
     def delete(
@@ -558,7 +538,7 @@ class Memory:
         is given. See `engramdb.ingest`."""
         from .ingest import import_path
 
-        return import_path(self, Path(path), namespace=self._scope(namespace), progress=progress,
+        return import_path(self.writer, Path(path), namespace=self._scope(namespace), progress=progress,
                            format=format, extractor=get_extractor(extractor, self.llm),
                            dump_namespace=None if namespace is None else self._scope(namespace))
 
@@ -569,7 +549,7 @@ class Memory:
         reads it back."""
         from .ingest.dump import export_lines
 
-        return export_lines(self, None if all_namespaces else self._scope(namespace))
+        return export_lines(self.store, None if all_namespaces else self._scope(namespace))
 
 
 __all__ = ["Memory", "default_db_path", "EngramError"]

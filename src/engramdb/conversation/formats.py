@@ -22,7 +22,7 @@ from ..jsonfile import jsonl_objects, read_json
 from .model import Conversation, Turn, as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..eval.datasets import LocomoSample
+    from .locomo import LocomoSample
 
 FORMATS = ("locomo", "turns", "openai")
 _SKIPPED_ROLES = {"system", "developer", "tool", "function"}
@@ -97,11 +97,11 @@ def read_conversations(path: Path, fmt: str | None = None) -> list[Conversation]
 
 
 def _read_locomo(path: Path) -> list[Conversation]:
-    from ..eval.datasets import EvalDataError, load_locomo  # the one LoCoMo parser, shared with eval
+    from .locomo import DataFileError, load_locomo  # the one LoCoMo parser, shared with eval
 
     try:
         samples = load_locomo(path)
-    except EvalDataError as exc:
+    except DataFileError as exc:
         raise InputError(str(exc)) from exc
     # Session ids carry the sample id: one file holds several unrelated conversations.
     return [c for sample in samples for c in locomo_conversations(sample, f"{sample.sample_id}/")]

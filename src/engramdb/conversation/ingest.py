@@ -20,7 +20,7 @@ from .extract import ExtractionResult, Extractor
 from .model import Conversation, Turn, as_utc
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..writer import Writer
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -94,7 +94,7 @@ def build_turns(
     return sid, turns, start
 
 
-def write_session(memory: "Memory", conversation: Conversation, namespace: str, extractor: Extractor | None,
+def write_session(writer: "Writer", conversation: Conversation, namespace: str, extractor: Extractor | None,
                   report: ConversationReport, *, replace: bool = True,
                   context: Sequence[tuple[Turn, str]] = ()) -> None:
     """Store one session's turns and facts in one transaction (see the module docstring).
@@ -109,7 +109,7 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
     if done_by:
         for entry in turn_entries:
             entry.metadata["extracted_by"] = done_by
-    new, unchanged, changed = memory.store.classify(turn_entries)
+    new, unchanged, changed = writer.store.classify(turn_entries)
     report.sessions += 1
     report.turns += len(turn_entries)
     if not new and not changed:
@@ -133,7 +133,7 @@ def write_session(memory: "Memory", conversation: Conversation, namespace: str, 
                                 **{k: v for k, v in failure.items() if k != "turn_ids"}})
     entries: list[Entry] = turn_entries + result.facts
     scope = Filters(session_id=conversation.session_id) if replace else None
-    written, _, removed = memory.write_batch(entries, namespace=namespace, replaces=scope)
+    written, _, removed = writer.write(entries, namespace=namespace, replaces=scope)
     report.facts += len(result.facts)
     report.written += written
     report.removed += removed
@@ -166,7 +166,7 @@ def turn_from_entry(entry: Entry) -> Turn:
                 timestamp=as_utc(entry.timestamp), role=entry.metadata.get("role"), metadata=dict(entry.metadata))
 
 
-def ingest_conversations(memory: "Memory", conversations: Sequence[Conversation], *, namespace: str,
+def ingest_conversations(writer: "Writer", conversations: Sequence[Conversation], *, namespace: str,
                          extractor: Extractor | None, progress: ProgressCallback | None = None) -> ConversationReport:
     """Write every session of `conversations`; see `write_session`."""
     report = ConversationReport(extractor=extractor.name if extractor else None)
@@ -176,7 +176,7 @@ def ingest_conversations(memory: "Memory", conversations: Sequence[Conversation]
     done = 0
     for conversation in conversations:
         if conversation.turns:
-            write_session(memory, conversation, namespace, extractor, report)
+            write_session(writer, conversation, namespace, extractor, report)
         done += len(conversation.turns)
         if progress is not None:
             progress(done, total)

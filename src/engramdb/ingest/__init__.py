@@ -14,7 +14,7 @@ from .jsonl import import_jsonl, read_jsonl_entries
 from .notes import NOTE_SUFFIXES, import_notes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..writer import Writer
 
 __all__ = ["import_path", "import_jsonl", "import_notes", "read_jsonl_entries", "NOTE_SUFFIXES"]
 
@@ -22,7 +22,7 @@ __all__ = ["import_path", "import_jsonl", "import_notes", "read_jsonl_entries", 
 IMPORT_FORMATS = ("notes", "entries", "export", *CONVERSATION_FORMATS)
 
 
-def import_path(memory: "Memory", path: Path, *, namespace: str,
+def import_path(writer: "Writer", path: Path, *, namespace: str,
                 progress: Callable[[int, int], None] | None = None, format: str | None = None,
                 extractor: "Extractor | None" = None, dump_namespace: str | None = None) -> dict[str, Any]:
     """Dispatch on what `path` is (or on `format`): notes, a JSONL of entries, an Engram
@@ -39,13 +39,13 @@ def import_path(memory: "Memory", path: Path, *, namespace: str,
         else:
             raise InputError(f"{path}: expected a folder, a .jsonl/.json file or a {'/'.join(NOTE_SUFFIXES)} note")
     if format == "notes":
-        return import_notes(memory, path, namespace=namespace, progress=progress)
+        return import_notes(writer, path, namespace=namespace, progress=progress)
     if format == "entries":
-        return import_jsonl(memory, path, namespace=namespace, progress=progress)
+        return import_jsonl(writer, path, namespace=namespace, progress=progress)
     if format == "export":
-        return import_dump(memory, path, namespace=dump_namespace, progress=progress)
+        return import_dump(writer, path, namespace=dump_namespace, progress=progress)
     conversations = read_conversations(path, format)
-    report = ingest_conversations(memory, conversations, namespace=namespace, extractor=extractor, progress=progress)
+    report = ingest_conversations(writer, conversations, namespace=namespace, extractor=extractor, progress=progress)
     return {"path": str(path), "format": format, **report.to_dict()}
 
 

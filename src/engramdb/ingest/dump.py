@@ -24,20 +24,21 @@ from ..validation import check_name, normalize_timestamp
 from ..store.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..store.base import Store
+    from ..writer import Writer
 
 DUMP_VERSION = 1
 EVENTS = ("ADD", "UPDATE", "DELETE")
 
 
-def export_lines(memory: "Memory", namespace: str | None) -> Iterator[dict[str, Any]]:
+def export_lines(store: "Store", namespace: str | None) -> Iterator[dict[str, Any]]:
     """The dump of `namespace` (None: every namespace) as JSON objects, streamed."""
-    namespaces = [namespace] if namespace is not None else list(memory.store.namespaces())
-    yield {"engram_export": DUMP_VERSION, "schema": int(SCHEMA_VERSION), "embedder": memory.store.recorded_embedder(),
+    namespaces = [namespace] if namespace is not None else list(store.namespaces())
+    yield {"engram_export": DUMP_VERSION, "schema": int(SCHEMA_VERSION), "embedder": store.recorded_embedder(),
            "namespaces": namespaces, "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    for entry in memory.store.iter_entries(namespace):
+    for entry in store.iter_entries(namespace):
         yield {"entry": entry.to_dict()}
-    for event in memory.store.iter_history(namespace):
+    for event in store.iter_history(namespace):
         yield {"history": event}
 
 
@@ -102,22 +103,22 @@ def _event(data: Any, namespace: str | None) -> dict[str, Any]:
             "old": data.get("old"), "new": data.get("new")}
 
 
-def import_dump(memory: "Memory", path: Path, *, namespace: str | None, batch_size: int = 256,
+def import_dump(writer: "Writer", path: Path, *, namespace: str | None, batch_size: int = 256,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     header, entries, events = read_dump(path, namespace)
-    if memory.store.recorded_embedder() is None and header.get("embedder") and memory._embedder_spec is None:
-        memory._embedder_spec = header["embedder"]  # an empty store takes the dump's model
+    if header.get("embedder"):
+        writer.prefer_model(header["embedder"])  # an empty store takes the dump's model
     by_namespace: dict[str, list[Entry]] = {}
     for entry in entries:
         by_namespace.setdefault(entry.namespace, []).append(entry)  # type: ignore[arg-type]
     written = unchanged = done = 0
     for ns, group in by_namespace.items():
         for start in range(0, len(group), batch_size):
-            w, u, _ = memory.write_batch(group[start : start + batch_size], namespace=ns, log=False)
+            w, u, _ = writer.write(group[start : start + batch_size], namespace=ns, log=False)
             written, unchanged, done = written + w, unchanged + u, done + len(group[start : start + batch_size])
             if progress is not None:
                 progress(done, len(entries))
-    restored = memory.store.restore_history(events) if events else 0
+    restored = writer.store.restore_history(events) if events else 0
     return {"path": str(path), "format": "export", "entries": len(entries), "written": written,
             "unchanged": unchanged, "removed": 0, "history": len(events), "history_restored": restored,
             "namespaces": sorted(by_namespace)}

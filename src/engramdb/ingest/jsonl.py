@@ -10,7 +10,7 @@ from ..jsonfile import jsonl_objects
 from ..model import Entry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..writer import Writer
 
 
 def read_jsonl_entries(path: Path, namespace: str) -> list[Entry]:
@@ -27,12 +27,12 @@ def read_jsonl_entries(path: Path, namespace: str) -> list[Entry]:
     return entries
 
 
-def import_jsonl(memory: "Memory", path: Path, *, namespace: str, batch_size: int = 256,
+def import_jsonl(writer: "Writer", path: Path, *, namespace: str, batch_size: int = 256,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     entries = read_jsonl_entries(path, namespace)
     written = unchanged = 0
     for start in range(0, len(entries), batch_size):
-        w, u, _ = memory.write_batch(entries[start : start + batch_size], namespace=namespace)
+        w, u, _ = writer.write(entries[start : start + batch_size], namespace=namespace)
         written += w
         unchanged += u
         if progress is not None:

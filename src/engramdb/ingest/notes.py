@@ -15,7 +15,7 @@ from ..store.base import Filters
 from ..text.chunk import chunk_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..writer import Writer
 
 NOTE_SUFFIXES = (".md", ".markdown", ".txt")
 
@@ -50,7 +50,7 @@ def note_entries(file: Path, rel_path: str, namespace: str) -> list[Entry]:
     return entries
 
 
-def import_notes(memory: "Memory", root: Path, *, namespace: str,
+def import_notes(writer: "Writer", root: Path, *, namespace: str,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     files = note_files(root)
     base = root if root.is_dir() else root.parent
@@ -58,7 +58,7 @@ def import_notes(memory: "Memory", root: Path, *, namespace: str,
     for done, file in enumerate(files, start=1):
         rel = file.relative_to(base).as_posix()
         entries = note_entries(file, rel, namespace)
-        w, u, r = memory.write_batch(entries, namespace=namespace, replaces=Filters(path=rel))
+        w, u, r = writer.write(entries, namespace=namespace, replaces=Filters(path=rel))
         written, unchanged, removed, chunks = written + w, unchanged + u, removed + r, chunks + len(entries)
         if progress is not None:
             progress(done, len(files))

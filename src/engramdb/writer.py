@@ -1,0 +1,64 @@
+"""The one write path. `Memory.add`, `update`, supersede and every importer (notes, JSONL,
+conversations, dumps) hand normalised entries to a `Writer`:
+
+classify (new / unchanged / changed) → embed what needs it → upsert in one transaction, with
+history events. Importers get a `Writer`, not the `Memory` that owns it, so the packages do
+not call back up into each other.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .embed import Embedder
+from .errors import InputError
+from .model import Entry
+from .store.base import Filters, Store
+
+
+class Writer:
+    """Writes batches of entries of one namespace into `store`, embedding with the model
+    `embedder()` returns (loaded on first need). `prefer_model` tells the owner which model an
+    imported dump was made with, for a store that has none yet."""
+
+    def __init__(self, store: Store, embedder: Callable[[], Embedder],
+                 prefer_model: Callable[[str], None] | None = None) -> None:
+        self.store = store
+        self._embedder = embedder
+        self._prefer_model = prefer_model
+
+    def prefer_model(self, name: str) -> None:
+        if self._prefer_model is not None:
+            self._prefer_model(name)
+
+    def write(self, entries: Sequence[Entry], *, namespace: str, replaces: Filters | None = None,
+              actor: str | None = None, log: bool = True) -> tuple[int, int, int]:
+        """Write normalised entries of `namespace` in one transaction.
+
+        ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
+        conversation's session): entries of that scope the batch does not hold are deleted in
+        the same transaction, found *inside* it, so two processes re-importing the same file
+        leave one version or the other, never a mix. Returns (written, unchanged, removed).
+        Embedding happens before the transaction opens, so a slow model never holds the
+        write lock; a changed entry whose text is the same keeps its stored vector.
+        """
+        if any(e.namespace != namespace for e in entries):
+            raise InputError(f"a write batch holds entries of one namespace ({namespace!r})")
+        unique = list({e.id: e for e in entries}.values())
+        new, unchanged, changed = self.store.classify(unique)
+        todo = new + changed
+        keep = {e.id for e in unique if e.id}
+        if not todo and (replaces is None or set(self.store.ids(namespace, replaces)) <= keep):
+            return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
+        vectors = self._vectors_for(namespace, todo, changed) if todo else None
+        removed = self.store.upsert(namespace, todo, vectors, replace=[e.id for e in changed if e.id],
+                                    scope=replaces, keep=keep, actor=actor, log=log)
+        return len(todo), len(unchanged), removed
+
+    def _vectors_for(self, namespace: str, todo: list[Entry], changed: list[Entry]) -> Any:
+        kept = self.store.stored_vectors(namespace, {e.id: e.text for e in changed if e.id}) if changed else {}
+        fresh = [e for e in todo if e.id not in kept]
+        embedded = iter(self._embedder().embed_documents([e.text for e in fresh]) if fresh else [])
+        return np.stack([kept[e.id] if e.id in kept else next(embedded) for e in todo])  # type: ignore[index]
