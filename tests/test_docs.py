@@ -62,3 +62,20 @@ def test_lifecycle_guide_example_prints_what_its_comments_say(tmp_path: Path):
     finally:
         os.chdir(cwd)
     assert out.getvalue().splitlines() == expected and len(expected) == 4
+
+
+def test_cli_guide_runnable_block(tmp_path: Path):
+    """The block after `<!-- runnable -->` in docs/CLI.md runs as written, in a fresh folder."""
+    import subprocess
+    import sys
+
+    guide = README.parent / "docs" / "CLI.md"
+    block = re.search(r"<!-- runnable -->\n```bash\n(.*?)```", guide.read_text(encoding="utf-8"), re.S).group(1)
+    script = f'set -euo pipefail\nengram() {{ "{sys.executable}" -m engramdb.cli "$@"; }}\n' + block
+    env = {**os.environ, "ENGRAM_EMBEDDER": "minilm", "ENGRAM_DB": str(tmp_path / "engram.db")}
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert " 1. [" in out and "Alice moved to Lisbon." in out.split(" 1. [", 1)[1].splitlines()[0]
+    assert "UPDATE alice" in " ".join(out.split()) and "deleted 1 expired entries" in out
+    assert "imported alice.jsonl" in out and (tmp_path / "copy.db").exists()
