@@ -198,3 +198,41 @@ def test_cli_search_never_shows_a_traceback(tmp_path_factory, args: list[str]) -
     assert result.exit_code in (0, 1, 2)
     if result.exit_code == 1:
         assert result.output.startswith("error: ")
+
+
+UPDATABLE = ["text", "metadata", "persons", "entities", "keywords", "location", "topic", "timestamp",
+             "timestamp_end", "expires_at", "kind", "id"]
+
+
+@settings(FUZZ, max_examples=100)
+@given(changes=st.dictionaries(st.sampled_from(UPDATABLE), anything, max_size=3))
+def test_update_applies_or_refuses_whole(store: Memory, changes: dict) -> None:
+    from engramdb import NotFoundError
+
+    [target] = store.add([Entry(text="The fuzzed fact to update.", persons=["Bob"])])
+    before = state(store), store.get(target)[0].to_dict()
+    try:
+        updated = store.update(target, **changes)
+    except (InputError, NotFoundError):
+        event("refused")
+        assert (state(store), store.get(target)[0].to_dict()) == before
+        return
+    event("updated")
+    assert updated.id == target
+    strict_json(updated.to_dict())
+    store.update(target, text="The fuzzed fact to update.", persons=["Bob"], metadata={}, expires_at=None,
+                 timestamp=None, timestamp_end=None, location=None, topic=None, entities=[], keywords=[])
+
+
+@settings(FUZZ, max_examples=100)
+@given(limit=st.one_of(st.integers(-2, 1200), anything), order=st.one_of(st.sampled_from(["newest", "oldest"]),
+       anything), cursor=st.one_of(st.none(), any_text, anything), filters=st.one_of(st.just({}), valid_filters))
+def test_list_pages_or_raises_input_error(store: Memory, limit, order, cursor, filters) -> None:
+    try:
+        page = store.list(limit=limit, order=order, cursor=cursor, filters=filters)
+    except InputError:
+        event("refused")
+        return
+    event("listed")
+    assert len(page.results) <= limit and all(e.namespace == "fuzz" for e in page.results)
+    strict_json(page.to_dict())
