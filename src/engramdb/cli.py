@@ -449,8 +449,10 @@ def presets_cmd(preset: str | None, as_json: bool, as_toml: bool) -> None:
 
 def _attach_lifecycle() -> None:
     from .cli_lifecycle import register
+    from .server.cli import register as register_server
 
     register(main, _memory, _print_json)
+    register_server(main, _print_json)
 
 
 _attach_lifecycle()

@@ -1,0 +1,247 @@
+"""The HTTP API: `Memory`'s methods one-to-one under ``/v1``, scoped by API key.
+
+Scope is resolved here, never guessed by the client: a key is bound to namespaces, a request
+acts in its key's namespace (a key with several names one with ``X-Engram-Namespace`` or
+``?namespace=``; any other is 403). Without keys (loopback only, see `engram serve`) the
+namespace comes from that header or parameter, default ``default``. Errors are
+``{"error": {"code", "message"}}`` with the status their cause means.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from .. import __version__
+from ..errors import (
+    EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreBusyError,
+)
+from ..memory import Memory
+from ..schema import EntryModel, HistoryEventModel, NamespaceModel, PageModel, SearchResultModel, StatsModel, to_wire
+from ..store.base import Filters
+from .keys import ApiKey, KeyStore
+
+STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
+          (StoreBusyError, 503, "busy"), (ModelMismatchError, 409, "model_mismatch"),
+          (NotAStoreError, 500, "not_a_store")]
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class Limits(BaseModel):
+    """Configurable request limits (`engram serve` options)."""
+
+    max_body_bytes: int = 10_000_000
+    max_batch: int = 1_000
+    max_k: int = 100
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class AddRequest(_Body):
+    """One entry (``text``, or ``entry`` with all fields) or a batch (``entries``)."""
+
+    text: str | None = None
+    entry: dict[str, Any] | None = None
+    entries: list[str | dict[str, Any]] | None = None
+    supersedes: list[str] | None = None
+    expires_at: str | None = None
+    actor: str | None = None
+
+
+class AddResponse(BaseModel):
+    results: list[EntryModel]
+
+
+class SearchRequest(_Body):
+    query: str = Field(validation_alias=AliasChoices("query", "q"))
+    k: int = Field(10, validation_alias=AliasChoices("k", "top_k", "limit"))
+    filters: dict[str, Any] = Field(default_factory=dict)
+    threshold: float | None = None
+    preset: str | dict[str, Any] = "default"
+    group_by: Literal["doc", "path", "session"] | None = None
+    now: str | None = None
+    explain: bool = False
+    include_superseded: bool = False
+    show_expired: bool = False
+
+
+class UpdateRequest(_Body):
+    text: str | None = None
+    metadata: dict[str, Any] | None = None
+    persons: list[str] | None = None
+    entities: list[str] | None = None
+    keywords: list[str] | None = None
+    location: str | None = None
+    topic: str | None = None
+    timestamp: str | None = None
+    timestamp_end: str | None = None
+    expires_at: str | None = None
+    actor: str | None = None
+
+
+class DeleteResponse(BaseModel):
+    deleted: int
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None) -> FastAPI:
+    """The app over `memory` (opened with ``allow_preset_files=False``), authorised by `keys`."""
+    limits = limits or Limits()
+    app = FastAPI(title="Engram", version=__version__,
+                  description="Hybrid memory for LLM agents: the `Memory` API over HTTP, scoped by API key.",
+                  responses={400: {"model": ErrorResponse}, 401: {"model": ErrorResponse},
+                             403: {"model": ErrorResponse}, 404: {"model": ErrorResponse}})
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+
+    @app.exception_handler(EngramError)
+    async def _engram_error(request: Request, exc: EngramError) -> JSONResponse:
+        for kind, status, code in STATUS:
+            if isinstance(exc, kind):
+                return JSONResponse({"error": {"code": code, "message": str(exc)}}, status_code=status)
+        return JSONResponse({"error": {"code": "store_error", "message": str(exc)}}, status_code=500)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return JSONResponse({"error": {"code": "invalid_request", "message": f"{where}: {first.get('msg', 'invalid')}"}},
+                            status_code=422)
+
+    @app.middleware("http")
+    async def _body_limit(request: Request, call_next: Any) -> Any:
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > limits.max_body_bytes):
+            return JSONResponse({"error": {"code": "too_large", "message":
+                                           f"request body over {limits.max_body_bytes:,} bytes"}}, status_code=413)
+        return await call_next(request)
+
+    def authenticated(authorization: str | None = Header(None),
+                      x_api_key: str | None = Header(None)) -> ApiKey | None:
+        """The request's key (None on an open server); 401 without a valid one."""
+        if not keys.configured():
+            return None
+        secret = x_api_key
+        if authorization and authorization.lower().startswith("bearer "):
+            secret = authorization[7:].strip()
+        if not secret:
+            raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer <key> or X-API-Key)")
+        key = keys.lookup(secret)
+        if key is None:
+            raise ApiError(401, "unauthorized", "unknown or revoked API key")
+        return key
+
+    def caller(key: ApiKey | None = Depends(authenticated), x_engram_namespace: str | None = Header(None),
+               namespace: str | None = Query(None, description="the namespace, for a key with several")
+               ) -> tuple[str, ApiKey | None]:
+        """The namespace this request acts in, and its key (None on an open server)."""
+        wanted = x_engram_namespace or namespace
+        if key is None:
+            return (wanted or "default"), None
+        if wanted is None:
+            if len(key.namespaces) > 1:
+                raise ApiError(400, "bad_input", f"this key has several namespaces; name one of {key.namespaces} "
+                                                 "with X-Engram-Namespace")
+            return key.namespaces[0], key
+        if wanted not in key.namespaces:
+            raise ApiError(403, "forbidden", f"this key may not use namespace {wanted!r}")
+        return wanted, key
+
+    def need(role: str) -> Any:
+        def check(scope: tuple[str, ApiKey | None] = Depends(caller)) -> str:
+            namespace, key = scope
+            if key is not None and not key.allows(role):
+                raise ApiError(403, "forbidden", f"this key's role is {key.role!r}; this needs {role!r}")
+            return namespace
+        return check
+
+    @app.get("/healthz", tags=["meta"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    @app.post("/v1/memories", response_model=AddResponse, tags=["memories"])
+    def add(body: AddRequest, ns: str = Depends(need("write"))) -> Any:
+        items: list[Any] = [x for x in ([body.text] if body.text is not None else []) +
+                            ([body.entry] if body.entry is not None else []) + list(body.entries or [])]
+        if not items:
+            raise InputError("give text, entry or entries")
+        if len(items) > limits.max_batch:
+            raise InputError(f"{len(items)} entries in one request; the limit is {limits.max_batch}")
+        ids = memory.add(items, namespace=ns, supersedes=body.supersedes, expires_at=body.expires_at, actor=body.actor)
+        stored = {e.id: e for e in memory.get(ids, namespace=ns)}
+        return {"results": to_wire("entry", [stored[i].to_dict() for i in dict.fromkeys(ids) if i in stored])}
+
+    @app.post("/v1/memories/search", response_model=SearchResultModel, tags=["memories"])
+    def search(body: SearchRequest, ns: str = Depends(need("read"))) -> Any:
+        if body.k > limits.max_k:
+            raise InputError(f"k must be at most {limits.max_k} here")
+        result = memory.search(body.query, k=body.k, filters=body.filters, namespace=ns, preset=body.preset,
+                               group_by=body.group_by, now=body.now, explain=body.explain, threshold=body.threshold,
+                               include_superseded=body.include_superseded, show_expired=body.show_expired)
+        return to_wire("search_result", result.to_dict())
+
+    @app.get("/v1/memories", response_model=PageModel, tags=["memories"])
+    def list_memories(ns: str = Depends(need("read")), limit: int = 50, cursor: str | None = None,
+                      order: Literal["newest", "oldest"] = "newest",
+                      filter: list[str] = Query(default_factory=list, description="key=value, repeatable"),
+                      include_superseded: bool = False, show_expired: bool = False) -> Any:
+        page = memory.list(namespace=ns, filters=Filters.parse_cli(filter), order=order, limit=limit, cursor=cursor,
+                           include_superseded=include_superseded, show_expired=show_expired)
+        return to_wire("page", page.to_dict())
+
+    @app.get("/v1/memories/{entry_id}", response_model=EntryModel, tags=["memories"])
+    def get(entry_id: str, ns: str = Depends(need("read"))) -> Any:
+        found = memory.get(entry_id, namespace=ns)
+        if not found:
+            raise NotFoundError(f"not found in namespace {ns!r}: {entry_id}")
+        return to_wire("entry", found[0].to_dict())
+
+    @app.patch("/v1/memories/{entry_id}", response_model=EntryModel, tags=["memories"])
+    def update(entry_id: str, body: UpdateRequest, ns: str = Depends(need("write"))) -> Any:
+        changes = body.model_dump(exclude_unset=True)
+        actor = changes.pop("actor", None)
+        return to_wire("entry", memory.update(entry_id, namespace=ns, actor=actor, **changes).to_dict())
+
+    @app.delete("/v1/memories/{entry_id}", response_model=DeleteResponse, tags=["memories"])
+    def delete(entry_id: str, ns: str = Depends(need("write")), actor: str | None = None) -> Any:
+        return {"deleted": memory.delete(entry_id, namespace=ns, actor=actor)}
+
+    @app.get("/v1/memories/{entry_id}/history", response_model=list[HistoryEventModel], tags=["memories"])
+    def history(entry_id: str, ns: str = Depends(need("read"))) -> Any:
+        return to_wire("history_event", [e.to_dict() for e in memory.history(entry_id, namespace=ns)])
+
+    @app.get("/v1/namespaces", response_model=list[NamespaceModel], tags=["meta"])
+    def namespaces(key: ApiKey | None = Depends(authenticated)) -> Any:
+        rows = memory.namespaces()
+        if key is not None and not key.allows("admin"):
+            rows = [r for r in rows if r["namespace"] in key.namespaces]
+        return to_wire("namespace", rows)
+
+    @app.get("/v1/stats", response_model=StatsModel, tags=["meta"])
+    def stats(key: ApiKey | None = Depends(authenticated)) -> Any:
+        if key is not None and not key.allows("admin"):
+            raise ApiError(403, "forbidden", f"this key's role is {key.role!r}; store statistics need 'admin'")
+        return to_wire("stats", memory.stats())
+
+    return app

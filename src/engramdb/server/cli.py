@@ -1,0 +1,95 @@
+"""`engram serve` and `engram keys`: registered on the main command group; FastAPI and uvicorn
+are imported only when the server starts, so the rest of the CLI works without them."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from ..errors import EngramError
+from .keys import ROLES, KeyStore, keys_path
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        try:
+            return all(ipaddress.ip_address(info[4][0]).is_loopback for info in socket.getaddrinfo(host, None))
+        except OSError:
+            return False
+
+
+def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
+    @main.command()
+    @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default).")
+    @click.option("--port", default=8765, show_default=True, type=int)
+    @click.option("--max-body-bytes", default=10_000_000, show_default=True, type=int)
+    @click.option("--max-batch", default=1_000, show_default=True, type=int, help="Entries per add request.")
+    @click.option("--max-k", default=100, show_default=True, type=int, help="Largest k a search may ask for.")
+    @click.pass_context
+    def serve(ctx: click.Context, host: str, port: int, max_body_bytes: int, max_batch: int, max_k: int) -> None:
+        """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json)."""
+        try:
+            import uvicorn
+
+            from .app import Limits, create_app
+        except ImportError as exc:
+            raise EngramError(f"the server needs its extras: pip install 'engramdb[server]' ({exc.name} missing)") from exc
+        from ..memory import Memory
+
+        keys = KeyStore(keys_path(ctx.obj["db"]))
+        if not keys.configured():
+            if not is_loopback(host):
+                raise EngramError(f"no API keys: refusing to serve on {host}. Create one with "
+                                  "`engram keys create --namespace NAME --role write`, or bind to 127.0.0.1")
+            click.echo("warning: no API keys configured; serving without authentication on loopback", err=True)
+        memory = Memory(ctx.obj["db"], embedder=ctx.obj["embedder"], allow_preset_files=False)
+        app = create_app(memory, keys, Limits(max_body_bytes=max_body_bytes, max_batch=max_batch, max_k=max_k))
+        try:
+            uvicorn.run(app, host=host, port=port, log_level="info")
+        finally:
+            memory.close()
+
+    @main.group()
+    def keys() -> None:
+        """API keys for `engram serve`: create, list, revoke (stored hashed beside the store)."""
+
+    @keys.command("create")
+    @click.option("--namespace", "namespaces", multiple=True, required=True, help="A namespace it may use (repeatable).")
+    @click.option("--role", type=click.Choice(ROLES), default="write", show_default=True)
+    @click.option("--label", default=None, help="A note to tell keys apart.")
+    @click.pass_context
+    def create(ctx: click.Context, namespaces: tuple[str, ...], role: str, label: str | None) -> None:
+        """Create a key; it is printed once, alone on the last line."""
+        secret, record = KeyStore(keys_path(ctx.obj["db"])).create(list(namespaces), role, label)
+        click.echo(f"created {record.id} ({role} on {', '.join(record.namespaces)}); it is not shown again:", err=True)
+        click.echo(secret)
+
+    @keys.command("list")
+    @click.option("--json", "as_json", is_flag=True)
+    @click.pass_context
+    def list_keys(ctx: click.Context, as_json: bool) -> None:
+        """The keys (never their secrets)."""
+        rows = [k.public() for k in KeyStore(keys_path(ctx.obj["db"]))._load()]
+        if as_json:
+            print_json(rows)
+            return
+        for row in rows:
+            state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
+            click.echo(f"{row['id']}  {row['role']:<5} {','.join(row['namespaces'])}  {state}  {row.get('label') or ''}")
+
+    @keys.command("revoke")
+    @click.argument("key_id")
+    @click.pass_context
+    def revoke(ctx: click.Context, key_id: str) -> None:
+        """Revoke a key by its id; a running server refuses it from the next request."""
+        KeyStore(keys_path(ctx.obj["db"])).revoke(key_id)
+        click.echo(f"revoked {key_id}")

@@ -1,0 +1,129 @@
+"""API keys: each bound to namespaces and a role, stored hashed in a file beside the store.
+
+A key is 32 random bytes (``eg_`` + URL-safe base64), shown once when created. The file
+(``<store>.keys.json``, mode 0600) keeps only its SHA-256, its id, namespaces, role and
+times, so a copied file gives no access. Keys are high-entropy tokens, so a plain hash is
+enough (no password stretching needed); lookups compare hashes in constant time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, NotFoundError
+from ..model import utc_now
+from ..validation import check_name
+
+ROLES = ("read", "write", "admin")
+ROLE_RANK = {role: i for i, role in enumerate(ROLES)}
+
+
+@dataclass(slots=True)
+class ApiKey:
+    id: str
+    hash: str
+    namespaces: list[str]
+    role: str
+    created_at: str
+    revoked_at: str | None = None
+    label: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        """What `engram keys list` shows: everything but the hash."""
+        return {k: v for k, v in asdict(self).items() if k != "hash"}
+
+    def allows(self, role: str) -> bool:
+        return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def keys_path(db: str | Path) -> Path:
+    return Path(str(db) + ".keys.json")
+
+
+@dataclass
+class KeyStore:
+    """The keys file of one store. Reads it anew on each lookup, so `engram keys revoke`
+    takes effect on a running server."""
+
+    path: Path
+    _cache: tuple[float, list[ApiKey]] | None = field(default=None, repr=False)
+
+    def _load(self) -> list[ApiKey]:
+        try:
+            stamp = self.path.stat().st_mtime
+        except FileNotFoundError:
+            return []
+        if self._cache is not None and self._cache[0] == stamp:
+            return self._cache[1]
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            keys = [ApiKey(**item) for item in raw["keys"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{self.path}: not a valid Engram keys file ({exc})") from None
+        self._cache = (stamp, keys)
+        return keys
+
+    def _save(self, keys: list[ApiKey]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=self.path.name, dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"keys": [asdict(k) for k in keys]}, handle, indent=2)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)  # atomic: a reader sees the old file or the new one
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._cache = None
+
+    def active(self) -> list[ApiKey]:
+        return [k for k in self._load() if k.revoked_at is None]
+
+    def configured(self) -> bool:
+        return bool(self.active())
+
+    def create(self, namespaces: list[str], role: str, label: str | None = None) -> tuple[str, ApiKey]:
+        """A new key (returned once, in clear) and its record."""
+        if role not in ROLES:
+            raise InputError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        if not namespaces:
+            raise InputError("a key needs at least one namespace")
+        try:
+            namespaces = [check_name(ns, "namespace") for ns in namespaces]
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        secret = "eg_" + secrets.token_urlsafe(32)
+        record = ApiKey(id="key_" + secrets.token_hex(6), hash=_digest(secret), namespaces=list(dict.fromkeys(namespaces)),
+                        role=role, created_at=utc_now(), label=label)
+        self._save([*self._load(), record])
+        return secret, record
+
+    def revoke(self, key_id: str) -> ApiKey:
+        keys = self._load()
+        for key in keys:
+            if key.id == key_id and key.revoked_at is None:
+                key.revoked_at = utc_now()
+                self._save(keys)
+                return key
+        raise NotFoundError(f"no active key {key_id!r}")
+
+    def lookup(self, secret: str) -> ApiKey | None:
+        """The active key `secret` is, or None."""
+        digest = _digest(secret)
+        found = None
+        for key in self.active():
+            if hmac.compare_digest(key.hash, digest):
+                found = key
+        return found

@@ -1,0 +1,177 @@
+"""The HTTP API over real sockets on loopback: uvicorn in a thread, httpx as the client."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from click.testing import CliRunner
+
+from engramdb import Memory
+from engramdb.cli import main
+from engramdb.server.app import Limits, create_app
+from engramdb.server.keys import KeyStore, keys_path
+
+
+class Running:
+    def __init__(self, db: Path, limits: Limits | None = None) -> None:
+        self.memory = Memory(db, embedder="minilm", allow_preset_files=False)
+        self.keys = KeyStore(keys_path(db))
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        config = uvicorn.Config(create_app(self.memory, self.keys, limits), host="127.0.0.1", port=self.port,
+                                log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        for _ in range(500):
+            if self.server.started:
+                break
+            time.sleep(0.01)
+        assert self.server.started
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def client(self, key: str | None = None, **headers: str) -> httpx.Client:
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.memory.close()
+
+
+@pytest.fixture()
+def server(tmp_path: Path):
+    running = Running(tmp_path / "srv.db", Limits(max_body_bytes=200_000, max_batch=50, max_k=50))
+    yield running
+    running.stop()
+
+
+def error(response: httpx.Response) -> tuple[int, str]:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+    return response.status_code, body["error"]["code"]
+
+
+def test_memory_api_end_to_end_without_keys(server: Running) -> None:
+    with server.client() as http:
+        assert http.get("/healthz").json()["status"] == "ok"
+        added = http.post("/v1/memories", json={"entries": ["Alice lives in Berlin.",
+                                                            {"text": "Bob likes tea.", "persons": ["Bob"]}]})
+        assert added.status_code == 200, added.text
+        ids = [e["id"] for e in added.json()["results"]]
+        assert len(ids) == 2 and added.json()["results"][1]["persons"] == ["Bob"]
+        found = http.post("/v1/memories/search", json={"q": "who likes tea", "top_k": 1}).json()
+        assert [h["id"] for h in found["hits"]] == [ids[1]] and "channels" in found["hits"][0]
+        moved = http.post("/v1/memories", json={"text": "Alice moved to Lisbon.", "supersedes": [ids[0]]}).json()
+        new_id = moved["results"][0]["id"]
+        assert http.get(f"/v1/memories/{ids[0]}").json()["superseded_by"] == new_id
+        patched = http.patch(f"/v1/memories/{new_id}", json={"text": "Alice moved to Lisbon in 2024.", "actor": "me"})
+        assert patched.status_code == 200 and patched.json()["text"].endswith("2024.")
+        events = http.get(f"/v1/memories/{new_id}/history").json()
+        assert [(e["event"], e["actor"]) for e in events] == [("ADD", None), ("UPDATE", "me")]
+        page = http.get("/v1/memories", params={"limit": 1}).json()
+        assert len(page["results"]) == 1 and page["next_cursor"]
+        rest = http.get("/v1/memories", params={"limit": 5, "cursor": page["next_cursor"]}).json()
+        assert rest["next_cursor"] is None and len(page["results"]) + len(rest["results"]) == 2
+        assert http.get("/v1/memories", params={"filter": "person=Bob"}).json()["results"][0]["id"] == ids[1]
+        other = http.post("/v1/memories", json={"text": "Carol's note."}, headers={"X-Engram-Namespace": "carol"})
+        assert other.status_code == 200
+        assert http.get(f"/v1/memories/{other.json()['results'][0]['id']}").status_code == 404  # another namespace
+        assert {r["namespace"] for r in http.get("/v1/namespaces").json()} == {"default", "carol"}
+        assert http.delete(f"/v1/memories/{ids[1]}").json() == {"deleted": 1}
+        assert error(http.delete(f"/v1/memories/{ids[1]}")) == (404, "not_found")
+        assert http.get("/v1/stats").json()["count"] >= 3
+
+
+def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
+    with server.client() as http:
+        assert error(http.post("/v1/memories/search", json={"query": "x", "filters": {"colour": "red"}})) == \
+            (400, "bad_input")
+        assert error(http.post("/v1/memories/search", json={"query": "x", "k": 500})) == (400, "bad_input")
+        assert error(http.post("/v1/memories/search", json={"query": "x", "preset": "/etc/passwd.toml"})) == \
+            (400, "bad_input")
+        assert error(http.post("/v1/memories/search", json={"k": 3})) == (422, "invalid_request")
+        assert error(http.post("/v1/memories", json={"text": "x", "colour": 1})) == (422, "invalid_request")
+        assert error(http.post("/v1/memories", json={"entry": {"text": "x", "location": 5}})) == (400, "bad_input")
+        assert error(http.post("/v1/memories", json={"entries": ["x"] * 51})) == (400, "bad_input")
+        assert error(http.post("/v1/memories", content=b"{" + b" " * 300_000 + b"}",
+                               headers={"content-type": "application/json"})) == (413, "too_large")
+        assert error(http.get("/v1/memories/nope")) == (404, "not_found")
+        assert error(http.patch("/v1/memories/nope", json={"text": "x"})) == (404, "not_found")
+        assert error(http.get("/v1/memories", params={"cursor": "garbage"})) == (400, "bad_input")
+        assert http.get("/v1/memories").json() == {"results": [], "next_cursor": None}  # nothing was written
+
+
+def test_api_keys_scope_every_request(server: Running) -> None:
+    alice_w, _ = server.keys.create(["alice"], "write")
+    alice_r, _ = server.keys.create(["alice"], "read")
+    bob_w, _ = server.keys.create(["bob"], "write")
+    multi, _ = server.keys.create(["alice", "bob"], "admin")
+    with server.client(bob_w) as bob:
+        bob_id = bob.post("/v1/memories", json={"text": "Bob's secret plan."}).json()["results"][0]["id"]
+    with server.client() as anonymous:
+        assert error(anonymous.get("/v1/memories")) == (401, "unauthorized")
+    with server.client("eg_not-a-key") as wrong:
+        assert error(wrong.get("/v1/memories")) == (401, "unauthorized")
+    with server.client(**{"X-API-Key": alice_w}) as alice:  # X-API-Key works too
+        assert alice.post("/v1/memories", json={"text": "Alice's note."}).status_code == 200
+        assert error(alice.get(f"/v1/memories/{bob_id}")) == (404, "not_found")  # bob's id: not found
+        assert error(alice.get("/v1/memories", headers={"X-Engram-Namespace": "bob"})) == (403, "forbidden")
+        assert "Bob" not in json.dumps(alice.post("/v1/memories/search", json={"query": "secret plan"}).json()["hits"])
+        assert [r["namespace"] for r in alice.get("/v1/namespaces").json()] == ["alice"]
+        assert error(alice.get("/v1/stats")) == (403, "forbidden")
+    with server.client(alice_r) as reader:
+        assert reader.get("/v1/memories").json()["results"][0]["text"] == "Alice's note."
+        assert error(reader.post("/v1/memories", json={"text": "no"})) == (403, "forbidden")
+        assert error(reader.delete(f"/v1/memories/{bob_id}")) == (403, "forbidden")
+    with server.client(multi) as admin:
+        assert error(admin.get("/v1/memories")) == (400, "bad_input")  # must name one of its namespaces
+        bob_page = admin.get("/v1/memories", params={"namespace": "bob"}).json()
+        assert [e["id"] for e in bob_page["results"]] == [bob_id]
+        assert admin.get("/v1/stats").status_code == 200
+    revoked = server.keys.revoke(server.keys.lookup(bob_w).id)  # type: ignore[union-attr]
+    assert revoked.revoked_at
+    with server.client(bob_w) as bob:
+        assert error(bob.get("/v1/memories")) == (401, "unauthorized")
+
+
+def test_openapi_describes_every_endpoint(server: Running) -> None:
+    with server.client() as http:
+        spec = http.get("/openapi.json").json()
+        assert http.get("/docs").status_code == 200
+    paths = spec["paths"]
+    for path, methods in {"/v1/memories": {"get", "post"}, "/v1/memories/search": {"post"},
+                          "/v1/memories/{entry_id}": {"get", "patch", "delete"},
+                          "/v1/memories/{entry_id}/history": {"get"}, "/v1/namespaces": {"get"},
+                          "/v1/stats": {"get"}, "/healthz": {"get"}}.items():
+        assert methods <= set(paths[path]), path
+    hit = spec["components"]["schemas"]["HitModel"]["properties"]
+    assert {"metadata", "namespace", "score", "channels"} <= set(hit)
+
+
+def test_keys_cli_and_serve_refuses_open_non_loopback(tmp_path: Path) -> None:
+    runner = CliRunner()
+    db = str(tmp_path / "k.db")
+    refused = runner.invoke(main, ["--db", db, "serve", "--host", "0.0.0.0"])
+    assert refused.exit_code == 1 and "no API keys: refusing to serve on 0.0.0.0" in refused.output
+    created = runner.invoke(main, ["--db", db, "keys", "create", "--namespace", "alice", "--role", "read"])
+    assert created.exit_code == 0
+    secret = created.stdout.strip().splitlines()[-1]
+    assert secret.startswith("eg_") and len(secret) > 30
+    stored = Path(db + ".keys.json").read_text()
+    assert secret not in stored and "hash" in stored
+    listed = json.loads(runner.invoke(main, ["--db", db, "keys", "list", "--json"]).output)
+    assert listed[0]["namespaces"] == ["alice"] and "hash" not in listed[0] and secret not in json.dumps(listed)
+    assert runner.invoke(main, ["--db", db, "keys", "revoke", listed[0]["id"]]).exit_code == 0
+    again = runner.invoke(main, ["--db", db, "keys", "revoke", listed[0]["id"]])
+    assert again.exit_code == 1 and "no active key" in again.output
