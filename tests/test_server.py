@@ -175,3 +175,40 @@ def test_keys_cli_and_serve_refuses_open_non_loopback(tmp_path: Path) -> None:
     assert runner.invoke(main, ["--db", db, "keys", "revoke", listed[0]["id"]]).exit_code == 0
     again = runner.invoke(main, ["--db", db, "keys", "revoke", listed[0]["id"]])
     assert again.exit_code == 1 and "no active key" in again.output
+
+
+def test_turns_import_and_export_over_http(server: Running, tmp_path: Path) -> None:
+    admin, _ = server.keys.create(["alice"], "admin")
+    writer, _ = server.keys.create(["alice"], "write")
+    with server.client(writer) as http:
+        report = http.post("/v1/conversations/trip/turns", json={"turns": [
+            {"speaker": "Alice", "text": "I flew to Oslo yesterday.", "timestamp": "2024-03-14T10:00:00"},
+            {"speaker": "Bob", "text": "How was it?", "timestamp": "2024-03-14T10:01:00"}]})
+        assert report.status_code == 200, report.text
+        assert report.json()["turns"] == 2 and report.json()["facts"] >= 1
+        assert error(http.post("/v1/import", content=b'{"text": "x"}\n')) == (403, "forbidden")
+        dump = http.get("/v1/export")
+        assert dump.headers["content-type"].startswith("application/x-ndjson")
+    lines = [json.loads(line) for line in dump.text.splitlines()]
+    assert lines[0]["engram_export"] == 1 and any(x.get("entry", {}).get("kind") == "turn" for x in lines)
+    # Restore the dump into an empty server's namespace: the same entries come back.
+    other = Running(tmp_path / "copy.db")
+    try:
+        key, _ = other.keys.create(["alice"], "admin")
+        with other.client(key) as http:
+            restored = http.post("/v1/import", content=dump.content)
+            assert restored.status_code == 200, restored.text
+            assert restored.json()["format"] == "export" and restored.json()["entries"] == len(lines) - 1 - sum(
+                1 for x in lines if "history" in x)
+            again = http.get("/v1/export").text.splitlines()
+            assert [json.loads(x) for x in again[1:]] == lines[1:]
+            bad = http.post("/v1/import", content=b'{"text": "fine"}\n{"text": 5}\n')
+            assert error(bad) == (400, "bad_input")
+            assert bad.json()["error"]["message"].startswith("body:2: entry text must be a string")
+            listed = http.get("/v1/memories", params={"limit": 1000}).json()["results"]
+            assert len(listed) == sum(1 for x in lines if "entry" in x)
+    finally:
+        other.stop()
+    with server.client(admin) as http:
+        entries = http.post("/v1/import", content=b'{"text": "Imported over HTTP."}\n').json()
+        assert entries["written"] == 1

@@ -9,11 +9,13 @@ namespace comes from that header or parameter, default ``default``. Errors are
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from .. import __version__
@@ -88,6 +90,18 @@ class UpdateRequest(_Body):
     timestamp_end: str | None = None
     expires_at: str | None = None
     actor: str | None = None
+
+
+class TurnIn(_Body):
+    speaker: str
+    text: str
+    timestamp: str | None = None
+    turn_id: str | None = None
+
+
+class TurnsRequest(_Body):
+    turns: list[TurnIn]
+    extractor: Literal["offline", "llm", "none"] = "offline"
 
 
 class DeleteResponse(BaseModel):
@@ -230,6 +244,47 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None) -> 
     @app.get("/v1/memories/{entry_id}/history", response_model=list[HistoryEventModel], tags=["memories"])
     def history(entry_id: str, ns: str = Depends(need("read"))) -> Any:
         return to_wire("history_event", [e.to_dict() for e in memory.history(entry_id, namespace=ns)])
+
+    @app.post("/v1/conversations/{session_id}/turns", tags=["conversations"])
+    def add_turns(session_id: str, body: TurnsRequest, ns: str = Depends(need("write"))) -> Any:
+        """Append turns to a session, in order; facts are extracted from each as by `add_turn`."""
+        if len(body.turns) > limits.max_batch:
+            raise InputError(f"{len(body.turns)} turns in one request; the limit is {limits.max_batch}")
+        reports = [memory.add_turn(t.speaker, t.text, session_id=session_id, timestamp=t.timestamp,
+                                   turn_id=t.turn_id, namespace=ns, extractor=body.extractor).to_dict()
+                   for t in body.turns]
+        return {"session_id": session_id, "turns": len(reports), "facts": sum(r["facts"] for r in reports),
+                "written": sum(r["written"] for r in reports)}
+
+    @app.post("/v1/import", tags=["transfer"])
+    async def import_jsonl(request: Request, ns: str = Depends(need("admin"))) -> Any:
+        """A JSONL body (entries, or an `engram export` dump of one namespace) imported into the
+        key's namespace; the body is streamed to a temporary file, then validated whole."""
+        import asyncio
+        import tempfile
+
+        size = 0
+        with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as tmp:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limits.max_body_bytes:
+                    raise ApiError(413, "too_large", f"request body over {limits.max_body_bytes:,} bytes")
+                tmp.write(chunk)
+        path = Path(tmp.name)
+        try:
+            report = await asyncio.to_thread(memory.import_path, path, namespace=ns)
+        except InputError as exc:  # name the body's line, not the server's temporary file
+            raise InputError(str(exc).replace(str(path), "body")) from None
+        finally:
+            path.unlink(missing_ok=True)
+        report["path"] = "request body"
+        return to_wire("import_report", report)
+
+    @app.get("/v1/export", tags=["transfer"])
+    def export(ns: str = Depends(need("read"))) -> StreamingResponse:
+        """The namespace as JSONL (`engram export`), streamed from one snapshot."""
+        lines = (json.dumps(line, ensure_ascii=False) + "\n" for line in memory.export(namespace=ns))
+        return StreamingResponse(lines, media_type="application/x-ndjson")
 
     @app.get("/v1/namespaces", response_model=list[NamespaceModel], tags=["meta"])
     def namespaces(key: ApiKey | None = Depends(authenticated)) -> Any:
