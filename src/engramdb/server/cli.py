@@ -58,6 +58,22 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
         finally:
             memory.close()
 
+    @main.command("mcp")
+    @click.pass_context
+    def mcp_cmd(ctx: click.Context) -> None:
+        """Serve the memory tools over MCP on stdio (for Claude Desktop, Cursor, any MCP client),
+        on the store of --db and the namespace of --namespace."""
+        try:
+            from .mcp import build_server
+        except ImportError as exc:
+            raise EngramError(f"the MCP server needs its extras: pip install 'engramdb[server]' ({exc.name} missing)") \
+                from exc
+        from ..memory import Memory
+
+        with Memory(ctx.obj["db"], namespace=ctx.obj["namespace"], embedder=ctx.obj["embedder"],
+                    allow_preset_files=False) as memory:
+            build_server(memory, ctx.obj["namespace"]).run("stdio")
+
     @main.group()
     def keys() -> None:
         """API keys for `engram serve`: create, list, revoke (stored hashed beside the store)."""

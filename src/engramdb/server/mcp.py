@@ -1,0 +1,128 @@
+"""Engram as an MCP server (`engram mcp`, stdio): memory tools for any MCP client.
+
+The namespace comes from the server's configuration (``--namespace``), never from a tool
+argument a model would have to invent. Each tool returns a short text for the model plus
+structured content (ids, scores, timestamps, provenance) so it can cite and update what it
+found. Engram's errors come back as tool errors with their one-line message.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from ..errors import EngramError, InputError
+from ..memory import Memory
+
+INSTRUCTIONS = (
+    "Long-term memory. Call memory_search before answering questions about the user, past conversations or "
+    "stored notes; call memory_add to remember a new fact (one self-contained sentence, names instead of "
+    "pronouns, absolute dates). To correct a fact use memory_update (same id); when the world changed "
+    "(a move, a new job) use memory_add with supersedes=[old id] so the old fact stays as history."
+)
+
+
+def _engram_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except EngramError as exc:
+            raise ToolError(str(exc)) from None
+    return wrapper
+
+
+def _compact(entry: dict[str, Any], score: float | None = None) -> dict[str, Any]:
+    """The fields a model needs to cite and update an entry."""
+    out = {"id": entry["id"], "text": entry["text"], "kind": entry["kind"], "timestamp": entry.get("timestamp")}
+    if score is not None:
+        out["score"] = round(score, 4)
+    for key in ("persons", "source", "derived_from", "expires_at", "superseded_by"):
+        if entry.get(key):
+            out[key] = entry[key]
+    return out
+
+
+def build_server(memory: Memory, namespace: str) -> MCPServer:
+    server = MCPServer("engram", instructions=INSTRUCTIONS)
+    ns = namespace
+
+    @server.tool(name="memory_search", structured_output=True, description=(
+        "Find the stored memories most useful for a question or for the conversation so far. Returns the best "
+        "entries with their ids, scores (with the default preset: the chance each is relevant), times and sources."))
+    @_engram_errors
+    def memory_search(query: str | None = None, k: int | None = None, q: str | None = None,
+                      top_k: int | None = None, limit: int | None = None,
+                      filters: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
+        text = query or q
+        if not text:
+            raise InputError("give the question as query")
+        size = next((v for v in (k, top_k, limit) if v is not None), 5)
+        result = memory.search(text, k=size, filters=filters, now=now, namespace=ns)
+        hits = [_compact(h.to_dict(), h.score) for h in result.hits]
+        return {"hits": hits, "summary": "\n".join(f"[{h['id']}] ({h['score']}) {h['text']}" for h in hits)
+                or "no memories found"}
+
+    @server.tool(name="memory_add", structured_output=True, description=(
+        "Remember a fact. Write it self-contained (names, not pronouns; absolute dates). supersedes: ids of stored "
+        "facts this one replaces (they are kept as history, out of search). expires_at: ISO time it stops mattering."))
+    @_engram_errors
+    def memory_add(text: str, persons: list[str] | None = None, keywords: list[str] | None = None,
+                   timestamp: str | None = None, expires_at: str | None = None, supersedes: list[str] | None = None,
+                   metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        item = {"text": text, "persons": persons or [], "keywords": keywords or [], "timestamp": timestamp,
+                "metadata": metadata or {}, "expires_at": expires_at}
+        [entry_id] = memory.add([item], namespace=ns, supersedes=supersedes, actor="mcp")
+        return {"id": entry_id, "entry": _compact(memory.get(entry_id, namespace=ns)[0].to_dict())}
+
+    @server.tool(name="memory_list", structured_output=True,
+                 description="Page through stored memories, newest first; pass next_cursor for the next page.")
+    @_engram_errors
+    def memory_list(limit: int = 20, cursor: str | None = None, filters: dict[str, Any] | None = None) -> dict[str, Any]:
+        page = memory.list(namespace=ns, limit=limit, cursor=cursor, filters=filters)
+        return {"results": [_compact(e.to_dict()) for e in page.results], "next_cursor": page.next_cursor}
+
+    @server.tool(name="memory_get", structured_output=True, description="Read stored memories by id, every field.")
+    @_engram_errors
+    def memory_get(ids: list[str] | None = None, id: str | None = None) -> dict[str, Any]:
+        wanted = list(ids or []) + ([id] if id else [])
+        if not wanted:
+            raise InputError("give ids")
+        found = memory.get(wanted, namespace=ns)
+        return {"entries": [e.to_dict() for e in found], "missing": sorted(set(wanted) - {e.id for e in found})}
+
+    @server.tool(name="memory_update", structured_output=True, description=(
+        "Correct a stored memory in place (same id); the old version stays in its history. Pass only what changes."))
+    @_engram_errors
+    def memory_update(id: str, text: str | None = None, metadata: dict[str, Any] | None = None,
+                      persons: list[str] | None = None, timestamp: str | None = None,
+                      expires_at: str | None = None) -> dict[str, Any]:
+        changes = {k: v for k, v in {"text": text, "metadata": metadata, "persons": persons, "timestamp": timestamp,
+                                     "expires_at": expires_at}.items() if v is not None}
+        return {"entry": _compact(memory.update(id, namespace=ns, actor="mcp", **changes).to_dict())}
+
+    @server.tool(name="memory_delete", structured_output=True,
+                 description="Forget a stored memory by id (its history stays readable).")
+    @_engram_errors
+    def memory_delete(id: str) -> dict[str, Any]:
+        return {"deleted": memory.delete(id, namespace=ns, actor="mcp")}
+
+    @server.tool(name="memory_history", structured_output=True,
+                 description="Every version of a memory, oldest first: ADD, UPDATE and DELETE events.")
+    @_engram_errors
+    def memory_history(id: str) -> dict[str, Any]:
+        events = memory.history(id, namespace=ns)
+        return {"events": [{"event": e.event, "at": e.at, "actor": e.actor,
+                            "text": (e.new or e.old).text if (e.new or e.old) else None} for e in events]}
+
+    @server.tool(name="memory_add_turn", structured_output=True, description=(
+        "Record one conversation turn (speaker and text) in a session; facts are distilled from it."))
+    @_engram_errors
+    def memory_add_turn(speaker: str, text: str, session_id: str, timestamp: str | None = None) -> dict[str, Any]:
+        report = memory.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, namespace=ns)
+        return {"facts": report.facts, "written": report.written}
+
+    return server
