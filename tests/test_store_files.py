@@ -148,3 +148,8 @@ def test_cli_reads_a_store_on_read_only_media(store: Path, tmp_path: Path) -> No
     assert refused.startswith("error: ") and "read-only" in refused and "exit 1" in refused, refused
     assert "Traceback" not in output
     assert store.read_bytes() == before
+
+
+def test_an_in_memory_path_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="in-memory store"):
+        Memory(":memory:")

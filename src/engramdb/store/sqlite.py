@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 import apsw
 import numpy as np
 
-from ..errors import EngramError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreError
+from ..errors import EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreError
 from ..model import Entry, Source, timestamp_epoch, utc_now
 from ..text.tokenize import analyze
 from .base import Filters
@@ -60,7 +60,7 @@ class SQLiteStore:
         self.path = str(Path(path).expanduser())
         self.busy_timeout_ms = busy_timeout_ms
         if self.path == ":memory:":
-            raise EngramError("an in-memory store cannot be shared between threads; give a file path")
+            raise InputError("an in-memory store cannot be shared between threads; give a file path")
         self.read_only = read_only
         self._local = threading.local()
         self._write_lock = threading.RLock()
