@@ -29,9 +29,10 @@ def test_readme_python_example(tmp_path: Path):
     assert (tmp_path / "agent.db").exists()
 
 
-def test_conversation_guide_example_prints_what_its_comments_say(tmp_path: Path):
-    """Each `print(...)  # expected` line of docs/CONVERSATIONS.md's example prints exactly that."""
-    guide = README.parent / "docs" / "CONVERSATIONS.md"
+def run_guide_example(name: str, tmp_path: Path) -> tuple[list[str], list[str]]:
+    """Run the first Python block of docs/`name` in `tmp_path`: (printed lines, the
+    `print(...)  # expected` comments)."""
+    guide = README.parent / "docs" / name
     code = re.findall(r"```python\n(.*?)```", guide.read_text(encoding="utf-8"), re.S)[0]
     expected = [m.group(1).strip() for m in re.finditer(r"^\s*print\(.*\)\s*#\s*(.*)$", code, re.M)]
     out = io.StringIO()
@@ -39,10 +40,15 @@ def test_conversation_guide_example_prints_what_its_comments_say(tmp_path: Path)
     os.chdir(tmp_path)
     try:
         with contextlib.redirect_stdout(out):
-            exec(compile(code, "CONVERSATIONS.md", "exec"), {})
+            exec(compile(code, name, "exec"), {})
     finally:
         os.chdir(cwd)
-    lines = out.getvalue().splitlines()
+    return out.getvalue().splitlines(), expected
+
+
+def test_conversation_guide_example_prints_what_its_comments_say(tmp_path: Path):
+    """Each `print(...)  # expected` line of docs/CONVERSATIONS.md's example prints exactly that."""
+    lines, expected = run_guide_example("CONVERSATIONS.md", tmp_path)
     assert len(lines) == len(expected) == 4
     assert lines[0] == expected[0] and lines[1] == expected[1] and lines[3] == expected[3]
     assert lines[2] == "2023-05-07T00:00:00+00:00 2023-05-08T00:00:00+00:00"
@@ -50,18 +56,8 @@ def test_conversation_guide_example_prints_what_its_comments_say(tmp_path: Path)
 
 def test_lifecycle_guide_example_prints_what_its_comments_say(tmp_path: Path):
     """Each `print(...)  # expected` line of docs/LIFECYCLE.md's example prints exactly that."""
-    guide = README.parent / "docs" / "LIFECYCLE.md"
-    code = re.findall(r"```python\n(.*?)```", guide.read_text(encoding="utf-8"), re.S)[0]
-    expected = [m.group(1).strip() for m in re.finditer(r"^\s*print\(.*\)\s*#\s*(.*)$", code, re.M)]
-    out = io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, "LIFECYCLE.md", "exec"), {})
-    finally:
-        os.chdir(cwd)
-    assert out.getvalue().splitlines() == expected and len(expected) == 4
+    lines, expected = run_guide_example("LIFECYCLE.md", tmp_path)
+    assert lines == expected and len(expected) == 4
 
 
 def test_cli_guide_runnable_block(tmp_path: Path):

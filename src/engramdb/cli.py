@@ -23,7 +23,7 @@ from .model import Entry, Source
 from .store.base import Filters
 from .store.connection import writable
 from .schema import MODELS, json_schema, to_wire
-from .validation import json_or_text
+from .cli_lifecycle import parse_meta
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
@@ -118,12 +118,7 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
         texts = tuple(line.rstrip("\n") for line in sys.stdin if line.strip())
     if not texts:
         raise click.UsageError("give at least one TEXT (or - for stdin)")
-    metadata: dict[str, Any] = {}
-    for pair in meta:
-        if "=" not in pair:
-            raise click.UsageError(f"--meta expects KEY=VALUE, got {pair!r}")
-        key, value = pair.split("=", 1)
-        metadata[key] = json_or_text(value)
+    metadata = parse_meta(meta)
     entries = [
         Entry(text=t, kind=kind, persons=list(persons), entities=list(entities), keywords=list(keywords),
               location=location, topic=topic, timestamp=timestamp, metadata=dict(metadata), source=Source())

@@ -18,6 +18,17 @@ from .validation import json_or_text
 OpenMemory = Callable[..., ContextManager[Memory]]
 
 
+def parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``--meta KEY=VALUE`` options as metadata: JSON values keep their type, the rest is text."""
+    metadata: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise click.UsageError(f"--meta expects KEY=VALUE, got {pair!r}")
+        key, value = pair.split("=", 1)
+        metadata[key] = json_or_text(value)
+    return metadata
+
+
 def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[Any], None]) -> None:
     @main.command()
     @click.argument("entry_id", metavar="ID")
@@ -39,13 +50,7 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
         if text is not None:
             changes["text"] = text
         if meta:
-            metadata: dict[str, Any] = {}
-            for pair in meta:
-                if "=" not in pair:
-                    raise click.UsageError(f"--meta expects KEY=VALUE, got {pair!r}")
-                key, value = pair.split("=", 1)
-                metadata[key] = json_or_text(value)
-            changes["metadata"] = metadata
+            changes["metadata"] = parse_meta(meta)
         if persons:
             changes["persons"] = list(persons)
         if keywords:

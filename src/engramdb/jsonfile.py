@@ -32,13 +32,15 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
             yield number, parse_json(line, f"{path}:{number}")
 
 
-def parse_json(text: str, where: str) -> Any:
+def parse_json(text: str, where: str, lines: bool = False) -> Any:
     """`json.loads` with every failure as one `InputError` line: syntax, NaN/Infinity,
-    integers too long to convert, nesting too deep for the parser."""
+    integers too long to convert, nesting too deep for the parser. With `lines`, a syntax
+    error names its line (``where:line:``), for a whole file."""
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+        at = f"{where}:{exc.lineno}" if lines else where
+        raise InputError(f"{at}: invalid JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply") from None
     except ValueError as exc:  # NaN/Infinity, or an integer of more than 4,300 digits
@@ -60,14 +62,7 @@ def read_json(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-    except RecursionError:
-        raise InputError(f"{path}: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise InputError(f"{path}: invalid JSON value ({_reason(exc)})") from None
+    return parse_json(text, str(path), lines=True)
 
 
 def _reason(exc: ValueError) -> str:

@@ -104,12 +104,7 @@ def history(store: "Store", entry_id: str, namespace: str) -> list[HistoryEvent]
 
 
 def _entry(data: dict[str, Any] | None) -> Entry | None:
-    if data is None:
-        return None
-    for name, empty in (("expires_at", None), ("supersedes", []), ("superseded_by", None),
-                        ("timestamp_end", None)):
-        data.setdefault(name, empty)  # events logged before a field existed
-    return Entry.from_dict(data)
+    return None if data is None else Entry.from_dict(data)  # a field added later takes its default
 
 
 def purge_expired(store: "Store", namespace: str | None, actor: str | None) -> int:

@@ -15,9 +15,10 @@ from .conversation.ingest import turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, Page, SearchResult
+from . import lifecycle
 from .lifecycle import HistoryEvent, view
 from .pagination import decode_cursor, encode_cursor
-from .validation import check_name, check_unicode, normalize_timestamp
+from .validation import check_name, check_unicode, checked, normalize_timestamp
 from .pipeline.presets import GROUP_KEYS, Preset, load_preset
 from .plan.base import Planner
 from .pipeline.search import SearchPipeline
@@ -96,10 +97,7 @@ class Memory:
         allow_preset_files: bool = True,
     ) -> None:
         self.path = str(path or default_db_path())
-        try:
-            self.namespace = check_name(namespace, "namespace")
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        self.namespace = checked(check_name, namespace, "namespace")
         if isinstance(embedder, str):
             model_name(embedder)  # an unknown name fails here, before the file is created
         self.allow_preset_files = allow_preset_files
@@ -142,12 +140,7 @@ class Memory:
 
     def _scope(self, namespace: str | None) -> str:
         """The namespace a call acts in: the one it names, else this Memory's."""
-        if namespace is None:
-            return self.namespace
-        try:
-            return check_name(namespace, "namespace")
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        return self.namespace if namespace is None else checked(check_name, namespace, "namespace")
 
     # -- embedder ------------------------------------------------------------------------
     def _prefer_model(self, name: str) -> None:
@@ -196,17 +189,12 @@ class Memory:
         superseded, in the same transaction (see docs/LIFECYCLE.md). ``expires_at`` sets the
         expiry of every item that has none. ``actor`` is recorded in the history log.
         """
-        from . import lifecycle
-
         if isinstance(items, (str, Entry, dict)):
             items = [items]
         ns = self._scope(namespace)
         entries = self._normalize(items, ns, kind)
         if expires_at is not None:
-            try:
-                expiry = normalize_timestamp(expires_at, "expires_at")
-            except ValueError as exc:
-                raise InputError(str(exc)) from None
+            expiry = checked(normalize_timestamp, expires_at, "expires_at")
             for entry in entries:
                 entry.expires_at = entry.expires_at or expiry
         actor = self._actor(actor)
@@ -248,10 +236,7 @@ class Memory:
 
     @staticmethod
     def _actor(actor: str | None) -> str | None:
-        try:
-            return check_name(actor, "actor") if actor is not None else None
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        return checked(check_name, actor, "actor") if actor is not None else None
 
     def update(self, entry_id: str, *, namespace: str | None = None, actor: str | None = None,
                **changes: Any) -> Entry:
@@ -260,22 +245,16 @@ class Memory:
         ``timestamp``, ``timestamp_end``, ``expires_at`` (None clears it). A new text is
         analysed and embedded again; all in one transaction, logged as an ``UPDATE`` event.
         An id the namespace does not hold raises `NotFoundError`."""
-        from . import lifecycle
-
         return lifecycle.update(self.writer, self._ids(entry_id)[0], changes, self._scope(namespace), self._actor(actor))
 
     def history(self, entry_id: str, *, namespace: str | None = None) -> "list[HistoryEvent]":
         """Every ``ADD``, ``UPDATE`` and ``DELETE`` of the entry, oldest first, with the entry
         before and after each; still there after the entry was deleted."""
-        from . import lifecycle
-
         return lifecycle.history(self.store, self._ids(entry_id)[0], self._scope(namespace))
 
     def purge_expired(self, *, namespace: str | None = None, all_namespaces: bool = False,
                       actor: str | None = None) -> int:
         """Delete the entries whose ``expires_at`` has passed (logged as ``DELETE`` events)."""
-        from . import lifecycle
-
         return lifecycle.purge_expired(self.store, None if all_namespaces else self._scope(namespace), self._actor(actor))
 
     def add_conversation(
@@ -403,10 +382,7 @@ class Memory:
         """
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be a non-empty string")
-        try:
-            check_unicode(query, "query")
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        checked(check_unicode, query, "query")
         if len(query) > self.max_query_chars:
             raise InputError(f"query is {len(query):,} characters long; the limit is {self.max_query_chars:,} "
                              "(Memory(max_query_chars=...))")
@@ -476,10 +452,7 @@ class Memory:
         """The time relative questions are read against, and where it came from
         (``"given"``, ``"newest entry"`` or ``"clock"``)."""
         if now is not None:
-            try:
-                given = normalize_timestamp(now, "now")
-            except ValueError as exc:
-                raise InputError(str(exc)) from None
+            given = checked(normalize_timestamp, now, "now")
             if given is None:
                 raise InputError("now must be an ISO 8601 time (e.g. 2024-03-14T09:00:00), not empty")
             return datetime.fromisoformat(given), "given"

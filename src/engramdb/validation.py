@@ -11,11 +11,23 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable, TypeVar
+
+from .errors import InputError
+
+T = TypeVar("T")
 
 MAX_ID_CHARS = 256  # ids and namespaces: room for a UUID, a path or a URL, not for a document
 MAX_JSON_DEPTH = 32  # nesting of metadata objects and lists
 INT64 = 2**63
+
+
+def checked(check: Callable[..., T], *args: Any) -> T:
+    """`check(*args)` with its `ValueError` raised as `InputError` (for a public call's arguments)."""
+    try:
+        return check(*args)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def check_unicode(value: str, what: str) -> str:
