@@ -150,7 +150,9 @@ def test_openapi_describes_every_endpoint(server: Running) -> None:
         spec = http.get("/openapi.json").json()
         assert http.get("/docs").status_code == 200
     paths = spec["paths"]
-    for path, methods in {"/v1/memories": {"get", "post"}, "/v1/memories/search": {"post"},
+    for path, methods in {"/v1/memories": {"get", "post", "delete"}, "/v1/memories/search": {"post"},
+                          "/v1/purge-expired": {"post"}, "/v1/import": {"post"}, "/v1/export": {"get"},
+                          "/v1/conversations/{session_id}/turns": {"post"},
                           "/v1/memories/{entry_id}": {"get", "patch", "delete"},
                           "/v1/memories/{entry_id}/history": {"get"}, "/v1/namespaces": {"get"},
                           "/v1/stats": {"get"}, "/healthz": {"get"}}.items():
@@ -212,3 +214,26 @@ def test_turns_import_and_export_over_http(server: Running, tmp_path: Path) -> N
     with server.client(admin) as http:
         entries = http.post("/v1/import", content=b'{"text": "Imported over HTTP."}\n').json()
         assert entries["written"] == 1
+
+
+def test_bulk_delete_and_purge_need_admin_and_stay_in_scope(server: Running) -> None:
+    admin, _ = server.keys.create(["alice"], "admin")
+    writer, _ = server.keys.create(["alice"], "write")
+    bob, _ = server.keys.create(["bob"], "write")
+    with server.client(bob) as http:
+        http.post("/v1/memories", json={"entries": [{"text": "Bob's tea note.", "persons": ["Bob"]}]})
+    with server.client(writer) as http:
+        http.post("/v1/memories", json={"entries": [
+            {"text": "Alice met Bob for tea.", "persons": ["Bob"]}, {"text": "Alice likes jazz."},
+            {"text": "Parking pass for May.", "expires_at": "2020-05-31T00:00:00"}]})
+        assert error(http.delete("/v1/memories", params={"filter": "person=Bob"})) == (403, "forbidden")
+        assert error(http.post("/v1/purge-expired")) == (403, "forbidden")
+    with server.client(admin) as http:
+        assert error(http.delete("/v1/memories")) == (400, "bad_input")  # no filter and no all=true
+        assert error(http.delete("/v1/memories", params={"filter": "colour=red"})) == (400, "bad_input")
+        assert http.delete("/v1/memories", params={"filter": "person=Bob", "actor": "ops"}).json() == {"deleted": 1}
+        assert http.post("/v1/purge-expired").json() == {"deleted": 1}
+        assert [e["text"] for e in http.get("/v1/memories").json()["results"]] == ["Alice likes jazz."]
+        assert http.delete("/v1/memories", params={"all": "true"}).json() == {"deleted": 1}
+        assert http.get("/v1/memories").json()["results"] == []
+    assert server.memory.count(namespace="bob") == 1  # Bob's entry with person=Bob is untouched

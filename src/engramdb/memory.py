@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 import os
 import threading
@@ -484,7 +485,7 @@ class Memory:
                                         newest_first=order == "newest", limit=limit, after=after)
         return Page(results=entries, next_cursor=encode_cursor(last, order) if last is not None else None)
 
-    def namespaces(self) -> list[dict[str, Any]]:
+    def namespaces(self) -> "builtins.list[dict[str, Any]]":
         """Every namespace in the store with its entry count and counts per kind, by name."""
         return [{"namespace": ns, "count": sum(kinds.values()), "kinds": kinds}
                 for ns, kinds in self.store.namespaces().items()]

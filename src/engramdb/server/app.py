@@ -1,17 +1,18 @@
 """The HTTP API: `Memory`'s methods one-to-one under ``/v1``, scoped by API key.
 
-Scope is resolved here, never guessed by the client: a key is bound to namespaces, a request
-acts in its key's namespace (a key with several names one with ``X-Engram-Namespace`` or
-``?namespace=``; any other is 403). Without keys (loopback only, see `engram serve`) the
-namespace comes from that header or parameter, default ``default``. Errors are
-``{"error": {"code", "message"}}`` with the status their cause means.
+Scope is resolved on the server from the request's key (`auth.py`), never guessed by the
+client. The same tools as `engram mcp` are mounted at ``/mcp`` (streamable HTTP, stateless),
+behind the same keys. Errors are ``{"error": {"code", "message"}}`` with the status their
+cause means.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, AsyncIterator, Literal
+from urllib.parse import parse_qsl
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,17 +26,12 @@ from ..errors import (
 from ..memory import Memory
 from ..schema import EntryModel, HistoryEventModel, NamespaceModel, PageModel, SearchResultModel, StatsModel, to_wire
 from ..store.base import Filters
+from .auth import ApiError, Caller, authenticate, caller_of, resolve
 from .keys import ApiKey, KeyStore
 
 STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
           (StoreBusyError, 503, "busy"), (ModelMismatchError, 409, "model_mismatch"),
           (NotAStoreError, 500, "not_a_store")]
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
 
 
 class Limits(BaseModel):
@@ -108,6 +104,30 @@ class DeleteResponse(BaseModel):
     deleted: int
 
 
+def _error_response(exc: ApiError) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status, headers=headers)
+
+
+class McpGuard:
+    """ASGI wrapper of the MCP endpoint: a request without a valid key (or naming a namespace
+    its key may not use) is refused before MCP sees it; each tool checks its role again."""
+
+    def __init__(self, app: Any, keys: KeyStore) -> None:
+        self.app, self.keys = app, keys
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+            try:
+                caller_of(self.keys, headers, query)
+            except ApiError as exc:
+                await _error_response(exc)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 class ErrorBody(BaseModel):
     code: str
     message: str
@@ -117,17 +137,36 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
-def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None) -> FastAPI:
-    """The app over `memory` (opened with ``allow_preset_files=False``), authorised by `keys`."""
+def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, mcp: bool = True,
+               host: str = "127.0.0.1") -> FastAPI:
+    """The app over `memory` (opened with ``allow_preset_files=False``), authorised by `keys`;
+    with `mcp`, the MCP tools at ``/mcp`` (`host` sets the MCP transport's DNS-rebinding guard)."""
     limits = limits or Limits()
-    app = FastAPI(title="Engram", version=__version__,
+    mcp_server = None
+    if mcp:
+        from .mcp import build_server
+
+        mcp_server = build_server(memory, keys=keys)
+        mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
+                                                    json_response=True, host=host,
+                                                    max_request_body_size=limits.max_body_bytes).routes
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if mcp_server is None:
+            yield
+            return
+        async with mcp_server.session_manager.run():
+            yield
+
+    app = FastAPI(title="Engram", version=__version__, lifespan=lifespan,
                   description="Hybrid memory for LLM agents: the `Memory` API over HTTP, scoped by API key.",
                   responses={400: {"model": ErrorResponse}, 401: {"model": ErrorResponse},
                              403: {"model": ErrorResponse}, 404: {"model": ErrorResponse}})
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+        return _error_response(exc)
 
     @app.exception_handler(EngramError)
     async def _engram_error(request: Request, exc: EngramError) -> JSONResponse:
@@ -154,40 +193,18 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None) -> 
     def authenticated(authorization: str | None = Header(None),
                       x_api_key: str | None = Header(None)) -> ApiKey | None:
         """The request's key (None on an open server); 401 without a valid one."""
-        if not keys.configured():
-            return None
-        secret = x_api_key
-        if authorization and authorization.lower().startswith("bearer "):
-            secret = authorization[7:].strip()
-        if not secret:
-            raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer <key> or X-API-Key)")
-        key = keys.lookup(secret)
-        if key is None:
-            raise ApiError(401, "unauthorized", "unknown or revoked API key")
-        return key
+        headers = {k: v for k, v in (("authorization", authorization), ("x-api-key", x_api_key)) if v}
+        return authenticate(keys, headers)
 
     def caller(key: ApiKey | None = Depends(authenticated), x_engram_namespace: str | None = Header(None),
-               namespace: str | None = Query(None, description="the namespace, for a key with several")
-               ) -> tuple[str, ApiKey | None]:
+               namespace: str | None = Query(None, description="the namespace, for a key with several")) -> Caller:
         """The namespace this request acts in, and its key (None on an open server)."""
-        wanted = x_engram_namespace or namespace
-        if key is None:
-            return (wanted or "default"), None
-        if wanted is None:
-            if len(key.namespaces) > 1:
-                raise ApiError(400, "bad_input", f"this key has several namespaces; name one of {key.namespaces} "
-                                                 "with X-Engram-Namespace")
-            return key.namespaces[0], key
-        if wanted not in key.namespaces:
-            raise ApiError(403, "forbidden", f"this key may not use namespace {wanted!r}")
-        return wanted, key
+        return resolve(key, x_engram_namespace or namespace)
 
     def need(role: str) -> Any:
-        def check(scope: tuple[str, ApiKey | None] = Depends(caller)) -> str:
-            namespace, key = scope
-            if key is not None and not key.allows(role):
-                raise ApiError(403, "forbidden", f"this key's role is {key.role!r}; this needs {role!r}")
-            return namespace
+        def check(who: Caller = Depends(caller)) -> str:
+            who.require(role)
+            return who.namespace
         return check
 
     @app.get("/healthz", tags=["meta"])
@@ -223,6 +240,21 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None) -> 
         page = memory.list(namespace=ns, filters=Filters.parse_cli(filter), order=order, limit=limit, cursor=cursor,
                            include_superseded=include_superseded, show_expired=show_expired)
         return to_wire("page", page.to_dict())
+
+    @app.delete("/v1/memories", response_model=DeleteResponse, tags=["memories"])
+    def delete_by_filter(ns: str = Depends(need("admin")),
+                         filter: list[str] = Query(default_factory=list, description="key=value, repeatable"),
+                         all: bool = Query(False, description="with no filter: empty the namespace"),
+                         actor: str | None = None) -> Any:
+        """Delete every entry of the namespace that matches the filters (admin). With no filter,
+        ``all=true`` is required, so a slip cannot empty a namespace."""
+        parsed = Filters.parse_cli(filter)
+        return {"deleted": memory.delete(filters=parsed, namespace=ns, all=all, actor=actor)}
+
+    @app.post("/v1/purge-expired", response_model=DeleteResponse, tags=["memories"])
+    def purge_expired(ns: str = Depends(need("admin")), actor: str | None = None) -> Any:
+        """Delete the namespace's entries whose ``expires_at`` has passed (admin)."""
+        return {"deleted": memory.purge_expired(namespace=ns, actor=actor)}
 
     @app.get("/v1/memories/{entry_id}", response_model=EntryModel, tags=["memories"])
     def get(entry_id: str, ns: str = Depends(need("read"))) -> Any:
@@ -299,4 +331,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None) -> 
             raise ApiError(403, "forbidden", f"this key's role is {key.role!r}; store statistics need 'admin'")
         return to_wire("stats", memory.stats())
 
+    if mcp_server is not None:
+        for route in mcp_routes:  # one ASGI endpoint at /mcp; wrap it in the key check
+            route.app = McpGuard(route.app, keys)  # type: ignore[attr-defined]
+            app.router.routes.append(route)
     return app

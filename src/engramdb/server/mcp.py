@@ -1,7 +1,9 @@
-"""Engram as an MCP server (`engram mcp`, stdio): memory tools for any MCP client.
+"""Engram as an MCP server: memory tools for any MCP client, over stdio (`engram mcp`) or
+streamable HTTP (mounted at ``/mcp`` by `engram serve`).
 
-The namespace comes from the server's configuration (``--namespace``), never from a tool
-argument a model would have to invent. Each tool returns a short text for the model plus
+The namespace comes from the server's configuration (``--namespace``, stdio) or from the
+request's API key (HTTP, resolved exactly as for the HTTP API), never from a tool argument a
+model would have to invent. Each tool returns a short text for the model plus
 structured content (ids, scores, timestamps, provenance) so it can cite and update what it
 found. Engram's errors come back as tool errors with their one-line message.
 """
@@ -11,11 +13,13 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ..errors import EngramError, InputError
 from ..memory import Memory
+from .auth import ApiError, caller_of
+from .keys import KeyStore
 
 INSTRUCTIONS = (
     "Long-term memory. Call memory_search before answering questions about the user, past conversations or "
@@ -30,7 +34,7 @@ def _engram_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except EngramError as exc:
+        except (EngramError, ApiError) as exc:
             raise ToolError(str(exc)) from None
     return wrapper
 
@@ -46,17 +50,27 @@ def _compact(entry: dict[str, Any], score: float | None = None) -> dict[str, Any
     return out
 
 
-def build_server(memory: Memory, namespace: str) -> MCPServer:
+def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | None = None) -> MCPServer:
+    """The tools over `memory`. A call that arrives over HTTP acts in its key's namespace
+    (`keys`, with the role each tool needs); one over stdio in `namespace`."""
     server = MCPServer("engram", instructions=INSTRUCTIONS)
-    ns = namespace
+
+    def scope(ctx: Context, role: str, tool: str) -> str:
+        request = ctx.request_context.request
+        if request is None or keys is None:
+            return namespace
+        who = caller_of(keys, request.headers, request.query_params)
+        who.require(role, tool)
+        return who.namespace
 
     @server.tool(name="memory_search", structured_output=True, description=(
         "Find the stored memories most useful for a question or for the conversation so far. Returns the best "
         "entries with their ids, scores (with the default preset: the chance each is relevant), times and sources."))
     @_engram_errors
-    def memory_search(query: str | None = None, k: int | None = None, q: str | None = None,
+    def memory_search(ctx: Context, query: str | None = None, k: int | None = None, q: str | None = None,
                       top_k: int | None = None, limit: int | None = None,
                       filters: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, "read", "memory_search")
         text = query or q
         if not text:
             raise InputError("give the question as query")
@@ -70,9 +84,10 @@ def build_server(memory: Memory, namespace: str) -> MCPServer:
         "Remember a fact. Write it self-contained (names, not pronouns; absolute dates). supersedes: ids of stored "
         "facts this one replaces (they are kept as history, out of search). expires_at: ISO time it stops mattering."))
     @_engram_errors
-    def memory_add(text: str, persons: list[str] | None = None, keywords: list[str] | None = None,
+    def memory_add(ctx: Context, text: str, persons: list[str] | None = None, keywords: list[str] | None = None,
                    timestamp: str | None = None, expires_at: str | None = None, supersedes: list[str] | None = None,
                    metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        ns = scope(ctx, "write", "memory_add")
         item = {"text": text, "persons": persons or [], "keywords": keywords or [], "timestamp": timestamp,
                 "metadata": metadata or {}, "expires_at": expires_at}
         [entry_id] = memory.add([item], namespace=ns, supersedes=supersedes, actor="mcp")
@@ -81,13 +96,16 @@ def build_server(memory: Memory, namespace: str) -> MCPServer:
     @server.tool(name="memory_list", structured_output=True,
                  description="Page through stored memories, newest first; pass next_cursor for the next page.")
     @_engram_errors
-    def memory_list(limit: int = 20, cursor: str | None = None, filters: dict[str, Any] | None = None) -> dict[str, Any]:
+    def memory_list(ctx: Context, limit: int = 20, cursor: str | None = None,
+                    filters: dict[str, Any] | None = None) -> dict[str, Any]:
+        ns = scope(ctx, "read", "memory_list")
         page = memory.list(namespace=ns, limit=limit, cursor=cursor, filters=filters)
         return {"results": [_compact(e.to_dict()) for e in page.results], "next_cursor": page.next_cursor}
 
     @server.tool(name="memory_get", structured_output=True, description="Read stored memories by id, every field.")
     @_engram_errors
-    def memory_get(ids: list[str] | None = None, id: str | None = None) -> dict[str, Any]:
+    def memory_get(ctx: Context, ids: list[str] | None = None, id: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, "read", "memory_get")
         wanted = list(ids or []) + ([id] if id else [])
         if not wanted:
             raise InputError("give ids")
@@ -97,9 +115,10 @@ def build_server(memory: Memory, namespace: str) -> MCPServer:
     @server.tool(name="memory_update", structured_output=True, description=(
         "Correct a stored memory in place (same id); the old version stays in its history. Pass only what changes."))
     @_engram_errors
-    def memory_update(id: str, text: str | None = None, metadata: dict[str, Any] | None = None,
+    def memory_update(ctx: Context, id: str, text: str | None = None, metadata: dict[str, Any] | None = None,
                       persons: list[str] | None = None, timestamp: str | None = None,
                       expires_at: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, "write", "memory_update")
         changes = {k: v for k, v in {"text": text, "metadata": metadata, "persons": persons, "timestamp": timestamp,
                                      "expires_at": expires_at}.items() if v is not None}
         return {"entry": _compact(memory.update(id, namespace=ns, actor="mcp", **changes).to_dict())}
@@ -107,21 +126,25 @@ def build_server(memory: Memory, namespace: str) -> MCPServer:
     @server.tool(name="memory_delete", structured_output=True,
                  description="Forget a stored memory by id (its history stays readable).")
     @_engram_errors
-    def memory_delete(id: str) -> dict[str, Any]:
+    def memory_delete(ctx: Context, id: str) -> dict[str, Any]:
+        ns = scope(ctx, "write", "memory_delete")
         return {"deleted": memory.delete(id, namespace=ns, actor="mcp")}
 
     @server.tool(name="memory_history", structured_output=True,
                  description="Every version of a memory, oldest first: ADD, UPDATE and DELETE events.")
     @_engram_errors
-    def memory_history(id: str) -> dict[str, Any]:
+    def memory_history(ctx: Context, id: str) -> dict[str, Any]:
+        ns = scope(ctx, "read", "memory_history")
         events = memory.history(id, namespace=ns)
-        return {"events": [{"event": e.event, "at": e.at, "actor": e.actor,
-                            "text": (e.new or e.old).text if (e.new or e.old) else None} for e in events]}
+        return {"events": [{"event": e.event, "at": e.at, "actor": e.actor, "text": version.text if version else None}
+                           for e in events for version in [e.new or e.old]]}
 
     @server.tool(name="memory_add_turn", structured_output=True, description=(
         "Record one conversation turn (speaker and text) in a session; facts are distilled from it."))
     @_engram_errors
-    def memory_add_turn(speaker: str, text: str, session_id: str, timestamp: str | None = None) -> dict[str, Any]:
+    def memory_add_turn(ctx: Context, speaker: str, text: str, session_id: str,
+                        timestamp: str | None = None) -> dict[str, Any]:
+        ns = scope(ctx, "write", "memory_add_turn")
         report = memory.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, namespace=ns)
         return {"facts": report.facts, "written": report.written}
 

@@ -1,0 +1,76 @@
+"""Who a request is and which namespace it acts in: one rule for the HTTP API and MCP over HTTP.
+
+Scope is resolved here, never guessed by the client: a key is bound to namespaces, a request
+acts in its key's namespace (a key with several names one with ``X-Engram-Namespace`` or
+``?namespace=``; any other is 403). Without keys (loopback only, see `engram serve`) the
+namespace comes from that header or parameter, default ``default``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from .keys import ApiKey, KeyStore
+
+NAMESPACE_HEADER = "x-engram-namespace"
+
+
+class ApiError(Exception):
+    """An HTTP error with its status and a stable code: ``{"error": {"code", "message"}}``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The namespace a request acts in and its key (None on an open loopback server)."""
+
+    namespace: str
+    key: ApiKey | None
+
+    def require(self, role: str, what: str = "this") -> None:
+        if self.key is not None and not self.key.allows(role):
+            raise ApiError(403, "forbidden", f"this key's role is {self.key.role!r}; {what} needs {role!r}")
+
+
+def presented_secret(headers: Mapping[str, str]) -> str | None:
+    """The key from ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``."""
+    authorization = headers.get("authorization")
+    if authorization and authorization.lower().startswith("bearer "):
+        return authorization[7:].strip() or None
+    return headers.get("x-api-key") or None
+
+
+def authenticate(keys: KeyStore, headers: Mapping[str, str]) -> ApiKey | None:
+    """The request's key (None on an open server); 401 without a valid one."""
+    if not keys.configured():
+        return None
+    secret = presented_secret(headers)
+    if not secret:
+        raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer <key> or X-API-Key)")
+    key = keys.lookup(secret)
+    if key is None:
+        raise ApiError(401, "unauthorized", "unknown or revoked API key")
+    return key
+
+
+def resolve(key: ApiKey | None, wanted: str | None) -> Caller:
+    """The namespace for a request by `key` that asked for `wanted` (or nothing)."""
+    if key is None:
+        return Caller(wanted or "default", None)
+    if wanted is None:
+        if len(key.namespaces) > 1:
+            raise ApiError(400, "bad_input", f"this key has several namespaces; name one of {key.namespaces} "
+                                             "with X-Engram-Namespace")
+        return Caller(key.namespaces[0], key)
+    if wanted not in key.namespaces:
+        raise ApiError(403, "forbidden", f"this key may not use namespace {wanted!r}")
+    return Caller(wanted, key)
+
+
+def caller_of(keys: KeyStore, headers: Mapping[str, str], query: Mapping[str, str]) -> Caller:
+    """Authenticate and resolve in one step, from a request's headers and query parameters."""
+    return resolve(authenticate(keys, headers), headers.get(NAMESPACE_HEADER) or query.get("namespace"))

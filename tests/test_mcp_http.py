@@ -1,0 +1,117 @@
+"""The MCP tools mounted at /mcp of `engram serve`, driven by the SDK's own streamable-HTTP
+client over a real loopback socket: the same API keys, roles and namespaces as the HTTP API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import anyio
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from test_mcp import TOOLS, call_json
+from test_server import Running
+
+Script = Callable[[ClientSession], Awaitable[None]]
+
+
+@pytest.fixture()
+def server(tmp_path: Path):
+    running = Running(tmp_path / "mcp_http.db")
+    yield running
+    running.stop()
+
+
+def run_session(url: str, key: str | None, script: Script, **headers: str) -> None:
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+
+    async def main() -> None:
+        async with create_mcp_http_client(headers=headers) as client:
+            async with streamable_http_client(f"{url}/mcp", http_client=client) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    await script(session)
+
+    anyio.run(main)
+
+
+def test_mcp_over_http_with_keys_and_isolation(server: Running) -> None:
+    alice_w, _ = server.keys.create(["alice"], "write")
+    alice_r, _ = server.keys.create(["alice"], "read")
+    bob_w, _ = server.keys.create(["bob"], "write")
+    seen: dict[str, Any] = {}
+
+    async def bob_script(session: ClientSession) -> None:
+        seen["bob_id"] = call_json(await session.call_tool("memory_add", {"text": "Bob hides the key under the mat."}))[
+            "id"]
+
+    async def alice_script(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == TOOLS
+        assert all("namespace" not in t.input_schema.get("properties", {}) for t in tools.values())
+        assert "ctx" not in tools["memory_search"].input_schema.get("properties", {})
+        added = call_json(await session.call_tool("memory_add", {"text": "Alice lives in Berlin.",
+                                                                 "persons": ["Alice"]}))
+        moved = call_json(await session.call_tool("memory_add", {"text": "Alice moved to Lisbon.",
+                                                                 "supersedes": [added["id"]]}))
+        found = call_json(await session.call_tool("memory_search", {"query": "Where does Alice live?", "limit": 3}))
+        assert found["hits"][0]["id"] == moved["id"]
+        updated = call_json(await session.call_tool("memory_update", {"id": moved["id"],
+                                                                      "text": "Alice moved to Lisbon in 2024."}))
+        assert updated["entry"]["text"].endswith("2024.")
+        # Isolation: Bob's entry is invisible and untouchable from Alice's key.
+        hidden = call_json(await session.call_tool("memory_search", {"q": "key under the mat", "k": 10}))
+        assert seen["bob_id"] not in {h["id"] for h in hidden["hits"]}
+        assert "Bob" not in json.dumps(hidden)
+        assert call_json(await session.call_tool("memory_get", {"id": seen["bob_id"]}))["missing"] == [seen["bob_id"]]
+        refused = await session.call_tool("memory_delete", {"id": seen["bob_id"]})
+        assert refused.is_error and "not found in namespace 'alice'" in refused.content[0].text
+        assert call_json(await session.call_tool("memory_delete", {"id": added["id"]})) == {"deleted": 1}
+        seen["alice_id"] = moved["id"]
+
+    async def reader_script(session: ClientSession) -> None:
+        listed = call_json(await session.call_tool("memory_list", {"limit": 10}))
+        assert [e["id"] for e in listed["results"]] == [seen["alice_id"]]
+        refused = await session.call_tool("memory_add", {"text": "A reader cannot write."})
+        assert refused.is_error and "role is 'read'; memory_add needs 'write'" in refused.content[0].text
+        history = call_json(await session.call_tool("memory_history", {"id": seen["alice_id"]}))
+        assert [e["event"] for e in history["events"]] == ["ADD", "UPDATE"]
+
+    run_session(server.url, bob_w, bob_script)
+    run_session(server.url, alice_w, alice_script)
+    run_session(server.url, alice_r, reader_script)
+    assert server.memory.count(namespace="bob") == 1
+    assert server.memory.get(seen["bob_id"], namespace="bob")[0].text == "Bob hides the key under the mat."
+    assert server.memory.count(namespace="alice") == 1  # Lisbon; Berlin was deleted
+
+
+def test_mcp_endpoint_refuses_requests_without_a_valid_key(server: Running) -> None:
+    server.keys.create(["alice"], "write")
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        for extra in ({}, {"Authorization": "Bearer eg_wrong"}):
+            response = http.post("/mcp", json=body, headers=headers | extra)
+            assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+            assert response.json()["error"]["code"] == "unauthorized"
+    writer, _ = server.keys.create(["alice"], "write")
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        wrong_ns = http.post("/mcp", json=body, headers=headers | {"Authorization": f"Bearer {writer}",
+                                                                   "X-Engram-Namespace": "bob"})
+        assert wrong_ns.status_code == 403
+
+
+def test_mcp_over_http_on_an_open_loopback_server_uses_the_named_namespace(server: Running) -> None:
+    async def script(session: ClientSession) -> None:
+        call_json(await session.call_tool("memory_add", {"text": "Carol's open note."}))
+
+    run_session(server.url, None, script, **{"X-Engram-Namespace": "carol"})
+    run_session(server.url, None, script)
+    assert server.memory.count(namespace="carol") == 1
+    assert server.memory.count(namespace="default") == 1
