@@ -14,12 +14,13 @@ query time, so scores are exact after any number of appends.
 from __future__ import annotations
 
 import math
-import threading
 from array import array
 from collections import Counter
 from typing import Iterable
 
 import numpy as np
+
+from .rwlock import ReadWriteLock
 
 K1 = 1.2
 B = 0.75
@@ -117,7 +118,7 @@ class LexicalIndex:
     """Append-only BM25 posting lists (a reload rebuilds it after deletions)."""
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
+        self.lock = ReadWriteLock()
         self.reset()
 
     def reset(self) -> None:

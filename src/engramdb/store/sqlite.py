@@ -463,13 +463,13 @@ class SQLiteStore:
         if not terms:
             return []
         index = self._refresh_lexical()
-        with index.lock:
+        with index.lock.read():
             return index.search(list(terms), k, self._mask(index.rows, namespace, filters))
 
     def term_coverage(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, int]:
         """For each row, how many of the distinct analysed `terms` its text or tags contain."""
         index = self._refresh_lexical()
-        with index.lock:
+        with index.lock.read():
             return index.coverage(list(terms), list(rowids))
 
     def semantic(self, vector: np.ndarray, k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
@@ -477,7 +477,7 @@ class SQLiteStore:
         index = self._refresh_vectors()
         if index is None:
             return []
-        with index.lock:
+        with index.lock.read():
             mask = self._mask(index.rows, namespace, filters)
             return index.search(np.asarray(vector, dtype=np.float32), k, mask)
 
@@ -498,7 +498,7 @@ class SQLiteStore:
             counts.update(r for (r,) in conn.execute("SELECT rowid FROM tags WHERE field = ? AND value = ?",
                                                       (field_name, value)))
         index = self._refresh_lexical()
-        with index.lock:
+        with index.lock.read():
             mask = self._mask(index.rows, namespace, filters)
             pos = index.rows.pos
             rowids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
@@ -523,7 +523,7 @@ class SQLiteStore:
         index = self._refresh_vectors()
         if index is None:
             return np.zeros((len(rowids), 1), dtype=np.float32)
-        with index.lock:
+        with index.lock.read():
             return index.vectors_of(list(rowids))
 
     # Time channels live in timeline.py; the methods keep the Store protocol in one place.
@@ -540,7 +540,7 @@ class SQLiteStore:
         seq, del_seq = self._seqs(conn)
         if index.seq == seq and index.del_seq == del_seq:
             return index
-        with index.lock:
+        with index.lock.write():
             if index.seq == seq and index.del_seq == del_seq:
                 return index
             if index.del_seq != del_seq:
@@ -564,7 +564,7 @@ class SQLiteStore:
         select = ("SELECT v.rowid, e.namespace, e.kind, v.vec, e.superseded_by IS NOT NULL, e.expires_at "
                   "FROM vectors v JOIN entries e ON e.rowid = v.rowid "
                   "WHERE v.rowid {} ? ORDER BY v.rowid")
-        with index.lock:
+        with index.lock.write():
             if index.seq == seq and index.del_seq == del_seq:
                 return index
             if index.del_seq != del_seq:
@@ -592,7 +592,7 @@ class SQLiteStore:
         index = self._vectors
         if index is None or self.read_only or index.seq < 0:
             return False
-        with index.lock:
+        with index.lock.read():
             if index._ann is None:
                 return False
             graph_rowid, keys = index.graph_rowid, index.graph_size

@@ -39,7 +39,7 @@ def temporal(self: "SQLiteStore", start: float, end: float, terms: Sequence[str]
     lexical = np.zeros(len(rowids))
     if terms:
         index = self._refresh_lexical()
-        with index.lock:
+        with index.lock.read():
             positions = np.fromiter((index.rows.pos.get(int(r), -1) for r in rowids), dtype=np.int64,
                                     count=len(rowids))
             known = positions >= 0
@@ -62,7 +62,7 @@ def dated(self: "SQLiteStore", terms: Sequence[str], k: int, namespace: str | No
     if len(rowids) == 0:
         return []
     index = self._refresh_lexical()
-    with index.lock:
+    with index.lock.read():
         positions = np.fromiter((index.rows.pos.get(int(r), -1) for r in rowids), dtype=np.int64,
                                 count=len(rowids))
         known = positions >= 0

@@ -21,12 +21,12 @@ Why not sqlite-vec: it is brute force (~29 ms for k=10 over 20k x 384 here), far
 
 from __future__ import annotations
 
-import threading
 from typing import Iterable
 
 import numpy as np
 
 from .lexical import RowCodes
+from .rwlock import ReadWriteLock
 
 ANN_MIN = 20_000  # below this, exact search is faster than the graph (~1.5 ms at 20k)
 EXACT_SUBSET_MAX = 40_000  # filtered searches over at most this many rows are exact
@@ -54,7 +54,7 @@ class VectorIndex:
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
-        self.lock = threading.RLock()
+        self.lock = ReadWriteLock()
         self.reset()
 
     # -- loading -------------------------------------------------------------------------
