@@ -115,3 +115,52 @@ def test_mcp_over_http_on_an_open_loopback_server_uses_the_named_namespace(serve
     run_session(server.url, None, script)
     assert server.memory.count(namespace="carol") == 1
     assert server.memory.count(namespace="default") == 1
+
+
+def test_engram_serve_as_a_user_runs_it(tmp_path: Path) -> None:
+    """`engram keys create` then `engram serve` in a process of its own: the key works for the
+    HTTP API and for MCP at /mcp, and the server stops on SIGTERM."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    db = str(tmp_path / "served.db")
+    env = {**os.environ, "ENGRAM_EMBEDDER": "minilm"}
+    created = subprocess.run([sys.executable, "-m", "engramdb.cli", "--db", db, "keys", "create",
+                              "--namespace", "alice", "--role", "write"], env=env, capture_output=True, text=True)
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip().splitlines()[-1]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    served = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "--db", db, "serve", "--port", str(port)],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        auth = {"Authorization": f"Bearer {key}"}
+        added = httpx.post(f"{url}/v1/memories", json={"text": "Alice moved to Lisbon."}, headers=auth, timeout=60)
+        assert added.status_code == 200, added.text
+        assert httpx.post(f"{url}/v1/memories/search", json={"query": "x"}, timeout=60).status_code == 401
+
+        async def script(session: ClientSession) -> None:
+            found = call_json(await session.call_tool("memory_search", {"query": "Where does Alice live?"}))
+            assert found["hits"][0]["text"] == "Alice moved to Lisbon."
+
+        run_session(url, key, script)
+    finally:
+        served.send_signal(signal.SIGTERM)
+        served.wait(timeout=60)
+    # uvicorn re-raises SIGTERM after its graceful shutdown; the store was closed by then
+    # (the last connection's close checkpoints and removes the WAL file).
+    assert served.returncode in (0, -signal.SIGTERM), served.stderr.read() if served.stderr else ""
+    assert not Path(db + "-wal").exists()
+    assert "Application shutdown complete" in (served.stderr.read() if served.stderr else "")

@@ -138,9 +138,11 @@ class ErrorResponse(BaseModel):
 
 
 def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, mcp: bool = True,
-               host: str = "127.0.0.1") -> FastAPI:
+               host: str = "127.0.0.1", close_on_shutdown: bool = False) -> FastAPI:
     """The app over `memory` (opened with ``allow_preset_files=False``), authorised by `keys`;
-    with `mcp`, the MCP tools at ``/mcp`` (`host` sets the MCP transport's DNS-rebinding guard)."""
+    with `mcp`, the MCP tools at ``/mcp`` (`host` sets the MCP transport's DNS-rebinding guard).
+    With `close_on_shutdown` the app closes `memory` when the server shuts down (uvicorn
+    re-raises SIGTERM after a graceful shutdown, so code after ``uvicorn.run`` never runs)."""
     limits = limits or Limits()
     mcp_server = None
     if mcp:
@@ -153,11 +155,15 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if mcp_server is None:
-            yield
-            return
-        async with mcp_server.session_manager.run():
-            yield
+        try:
+            if mcp_server is None:
+                yield
+            else:
+                async with mcp_server.session_manager.run():
+                    yield
+        finally:
+            if close_on_shutdown:
+                memory.close()
 
     app = FastAPI(title="Engram", version=__version__, lifespan=lifespan,
                   description="Hybrid memory for LLM agents: the `Memory` API over HTTP, scoped by API key.",

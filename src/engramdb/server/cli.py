@@ -53,11 +53,8 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
             click.echo("warning: no API keys configured; serving without authentication on loopback", err=True)
         memory = Memory(ctx.obj["db"], embedder=ctx.obj["embedder"], allow_preset_files=False)
         app = create_app(memory, keys, Limits(max_body_bytes=max_body_bytes, max_batch=max_batch, max_k=max_k),
-                         host=host)
-        try:
-            uvicorn.run(app, host=host, port=port, log_level="info")
-        finally:
-            memory.close()
+                         host=host, close_on_shutdown=True)
+        uvicorn.run(app, host=host, port=port, log_level="info")
 
     @main.command("mcp")
     @click.pass_context
