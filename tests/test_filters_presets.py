@@ -39,6 +39,7 @@ def test_shipped_presets_load():
     assert default.planner == "rules" and load_preset("unplanned").planner == "none"
     unplanned = load_preset("unplanned").channels
     assert unplanned == {k: v for k, v in default.channels.items() if k != "dated"} and not default.gate.active
+    assert load_preset("unplanned").adapt == default.adapt and default.adapt.enabled
 
 
 @pytest.mark.parametrize("text, message", [

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .adapt import AdaptConfig, parse_adapt
 from .gates import GateConfig
 
 CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
@@ -85,6 +86,7 @@ class Preset:
     normalization: str = "zscore"
     route_slots: bool = False
     calibration: tuple[float, float] | None = None
+    adapt: AdaptConfig = field(default_factory=AdaptConfig)
     planner: str = "none"
     reflect_rounds: int = 0
     gate: GateConfig = field(default_factory=GateConfig)
@@ -117,7 +119,7 @@ def _shipped() -> dict[str, str]:
 
 PRESET_NAMES: tuple[str, ...] = tuple(sorted(_shipped(), key=lambda n: (n != "default", n)))
 
-_SECTIONS = {"description", "pipeline", "channels", "fusion", "plan", "gate", "group", "rerank", "diversify"}
+_SECTIONS = {"description", "pipeline", "channels", "fusion", "adapt", "plan", "gate", "group", "rerank", "diversify"}
 
 
 class _Checker:
@@ -268,6 +270,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         normalization=check.choice("fusion", fusion, "normalization", "zscore", NORMALIZATIONS),
         route_slots=check.boolean("fusion", fusion, "route_slots"),
         calibration=_calibration(check, fusion),
+        adapt=parse_adapt(check.section(data, "adapt", {"from_terms", "to_terms", "weights"}), set(channels), check.fail),
         planner=check.choice("plan", plan, "planner", "none", PLANNERS),
         reflect_rounds=check.integer("plan", plan, "reflect_rounds", 0, low=0, high=5) or 0,
         gate=_gate(check, data),
@@ -281,6 +284,8 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         diversify=DiversifyConfig(mmr_lambda=check.number("diversify", diversify, "mmr_lambda", None, 0.0, 1.0),
                                   pool=check.integer("diversify", diversify, "pool", 30) or 30),
     )
+    if preset.adapt.enabled and preset.fusion not in ("weighted", "rrf"):
+        raise check.fail("[adapt] needs fusion.method = \"weighted\" or \"rrf\" (methods with channel weights)")
     if preset.route_slots and preset.fusion != "route":
         raise check.fail("fusion.route_slots needs fusion.method = \"route\"")
     if preset.calibration is not None and (preset.fusion != "weighted" or preset.normalization != "zscore"):

@@ -9,6 +9,7 @@ from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
+from .adapt import adapted_weights, query_length
 from .context import SearchContext
 from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
 
@@ -104,6 +105,10 @@ class FuseStage:
         lists = channel_lists(candidates)
         results = {name: lists[name] for name in preset.channels if name in lists}  # preset order
         weights = {name: conf.weight for name, conf in preset.channels.items()}
+        if preset.adapt.enabled:
+            terms = query_length(ctx.plan.query or ctx.query)
+            weights, share = adapted_weights(weights, preset.adapt, terms)
+            rec["adapt"] = {"query_terms": terms, "share": share}
         rec["method"] = preset.fusion
         if preset.fusion == "weighted":
             fused = weighted(results, weights, preset.normalization, preset.calibration)

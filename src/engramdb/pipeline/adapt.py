@@ -1,0 +1,70 @@
+"""Query-adaptive channel weights: a dialogue context is not a focused question.
+
+A focused question ("Where does Alice live?", a SciFact claim) names what it wants; BM25 on
+its few terms is the strongest single channel, hence the default's lexical lean. An agent's
+query is often the conversation as it stands — several chatty utterances, most of whose
+words are not in the memory it needs. Each extra weak term adds BM25 noise while the
+embedding of the whole context stays on topic, so the lexical lean becomes wrong. The
+preset's ``[adapt]`` section moves the weights from the channels' own (at ``from_terms``
+distinct analysed query terms or fewer) linearly to ``[adapt.weights]`` (at ``to_terms`` or
+more). Measured in docs/BENCHMARKS.md ("Query-adaptive weights").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..text.tokenize import query_terms
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptConfig:
+    """Weights for long queries; empty `weights` means no adaptation."""
+
+    from_terms: int = 12
+    to_terms: int = 24
+    weights: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.weights)
+
+
+def query_length(query: str) -> int:
+    """Distinct analysed terms (stemmed English words, jieba words for Chinese, no stopwords)."""
+    return len(set(query_terms(query)))
+
+
+def adapted_weights(weights: dict[str, float], conf: AdaptConfig, terms: int) -> tuple[dict[str, float], float]:
+    """The channel weights for a query of `terms` distinct terms, and how far (0..1) they moved
+    from the channels' own towards ``conf.weights``."""
+    if not conf.enabled or terms <= conf.from_terms:
+        return dict(weights), 0.0
+    share = min(1.0, (terms - conf.from_terms) / max(1, conf.to_terms - conf.from_terms))
+    out = dict(weights)
+    for channel, target in conf.weights.items():
+        if channel in out:
+            out[channel] = round((1 - share) * out[channel] + share * target, 6)
+    return out, round(share, 4)
+
+
+def parse_adapt(section: dict[str, Any], channels: set[str], fail: Any) -> AdaptConfig:
+    """`[adapt]` from a preset table; `fail(message)` returns the preset error to raise."""
+    if not section:
+        return AdaptConfig()
+    unknown = set(section) - {"from_terms", "to_terms", "weights"}
+    if unknown:
+        raise fail(f"[adapt] takes only from_terms, to_terms, weights (not {', '.join(sorted(unknown))})")
+    low, high = section.get("from_terms", 12), section.get("to_terms", 24)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 10_000 for v in (low, high)) or high <= low:
+        raise fail("adapt.from_terms and adapt.to_terms must be integers with from_terms < to_terms")
+    weights = section.get("weights") or {}
+    if not isinstance(weights, dict) or not weights:
+        raise fail("[adapt.weights] must be a table of channel = weight")
+    for channel, weight in weights.items():
+        if channel not in channels:
+            raise fail(f"adapt.weights.{channel}: the preset has no such channel")
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not 0 <= weight <= 100:
+            raise fail(f"adapt.weights.{channel} must be a number from 0 to 100")
+    return AdaptConfig(from_terms=low, to_terms=high, weights={k: float(v) for k, v in weights.items()})

@@ -1,0 +1,95 @@
+"""Query-adaptive fusion: dialogue-context queries lean on the embedding, and a time window
+the question names outranks text evidence from outside it (in English and Chinese)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engramdb import Memory
+from engramdb.errors import InputError
+from engramdb.pipeline.adapt import AdaptConfig, adapted_weights, query_length
+from engramdb.pipeline.presets import load_preset
+
+CONF = AdaptConfig(from_terms=12, to_terms=24, weights={"semantic": 0.65, "lexical": 0.35})
+BASE = {"semantic": 0.4, "lexical": 0.6, "symbolic": 0.2}
+
+
+def test_weights_move_linearly_between_the_two_lengths() -> None:
+    assert adapted_weights(BASE, CONF, 5) == (BASE, 0.0)
+    assert adapted_weights(BASE, CONF, 12) == (BASE, 0.0)
+    middle, share = adapted_weights(BASE, CONF, 18)
+    assert share == 0.5 and middle == {"semantic": 0.525, "lexical": 0.475, "symbolic": 0.2}
+    assert adapted_weights(BASE, CONF, 24)[0] == {"semantic": 0.65, "lexical": 0.35, "symbolic": 0.2}
+    assert adapted_weights(BASE, CONF, 500)[0] == adapted_weights(BASE, CONF, 24)[0]
+    assert adapted_weights(BASE, AdaptConfig(), 500) == (BASE, 0.0)  # no [adapt]: no change
+
+
+def test_query_length_counts_distinct_analysed_terms() -> None:
+    assert query_length("Where does Alice live?") == 2  # alice, live (stopwords dropped)
+    assert query_length("Alice Alice ALICE") == 1
+    assert query_length("上周 Alice 做了什么") >= 2
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"adapt": {"weights": {"semantic": 0.7, "colour": 1}}}, "no such channel"),
+    ({"adapt": {"from_terms": 20, "to_terms": 10, "weights": {"semantic": 0.7}}}, "from_terms < to_terms"),
+    ({"adapt": {"weights": {}}, "extends": "semantic"}, "must be a table of channel = weight"),
+    ({"adapt": {"weights": {"semantic": -1}}}, "from 0 to 100"),
+    ({"adapt": {"slope": 2, "weights": {"semantic": 1}}}, "takes only"),
+])
+def test_bad_adapt_sections_are_clear_errors(table: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_preset({"extends": "default", **table})  # a later "extends" key wins
+
+
+def test_the_trace_says_how_far_the_weights_moved(tmp_path: Path) -> None:
+    with Memory(tmp_path / "a.db", embedder="minilm") as mem:
+        mem.add(["Bart danced at the Christmas party and felt very happy.", "Lisa won the math contest."])
+        short = mem.search("Who danced?", k=2, explain=True).trace
+        context = ("<Bart>: \"By the way, what should I wear tonight?\" <Assistant>: \"Put on your favourite "
+                   "performance outfit, the one that makes you feel confident and comfortable on stage.\" "
+                   "<Bart>: \"I'm really looking forward to that evening, I want to make it special!\"")
+        long = mem.search(context, k=2, explain=True).trace
+    fuse = {t: next(s for s in trace["stages"] if s["stage"] == "fuse") for t, trace in (("s", short), ("l", long))}
+    assert fuse["s"]["adapt"]["share"] == 0.0 and fuse["s"]["weights"]["semantic"] == 0.4
+    terms = fuse["l"]["adapt"]["query_terms"]
+    assert 12 < terms < 24 and fuse["l"]["adapt"]["share"] == round((terms - 12) / 12, 4)
+    assert fuse["l"]["weights"]["semantic"] == pytest.approx(0.4 + 0.25 * (terms - 12) / 12, abs=1e-4)
+    assert fuse["l"]["weights"]["lexical"] == pytest.approx(0.6 - 0.25 * (terms - 12) / 12, abs=1e-4)
+
+
+TURNS = [
+    ("2023-03-01T19:00:00", "I signed up for a pottery class, first lesson was fun."),
+    ("2023-03-18T19:00:00", "We went hiking with my brother last weekend, the views were amazing."),
+    ("2023-04-06T19:00:00", "I baked a lemon cake for my mom's birthday today."),
+    ("2023-04-25T19:00:00", "Finished reading a long novel about sailors, what a story."),
+    ("2023-05-09T19:00:00", "I adopted a puppy from the shelter today! His name is Max."),
+    ("2023-05-21T19:00:00", "This weekend I repainted the whole kitchen, it took me two full days."),
+    ("2023-05-21T19:05:00", "What did I do? Mostly painting, the kitchen looks new now."),
+]
+
+
+@pytest.fixture(scope="module")
+def diary(tmp_path_factory: pytest.TempPathFactory):
+    with Memory(tmp_path_factory.mktemp("diary") / "diary.db") as mem:  # the default, multilingual model
+        for timestamp, text in TURNS:
+            mem.add_turn("Alice", text, session_id="s1", timestamp=timestamp)
+        yield mem
+
+
+@pytest.mark.parametrize("question, now", [
+    ("What did Alice do about two weeks ago?", "2023-05-22"),
+    ("What did Alice do last week?", "2023-05-16"),
+    ("上周 Alice 做了什么", "2023-05-16"),
+    ("Alice 两周前做了什么？", "2023-05-22"),
+])
+def test_an_entry_inside_the_named_window_outranks_stronger_text_outside_it(diary: Memory, question: str,
+                                                                            now: str) -> None:
+    # The window is 8-15 May; the kitchen turns (20-21 May) match "what did ... do" better as text.
+    hits = diary.search(question, k=3, now=now).hits
+    assert "puppy" in hits[0].text, [h.text for h in hits]
+    with_old_weight = diary.search(question, k=3, now=now,
+                                   preset={"extends": "default", "channels": {"temporal": {"weight": 1.0}}}).hits
+    assert "puppy" not in with_old_weight[0].text  # the case the boost exists for
