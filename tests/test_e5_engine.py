@@ -239,3 +239,13 @@ def test_threads_share_one_engine(engines: dict[str, FastE5], runtime: str) -> N
     for i, chunk in enumerate(chunks):
         want = serial[i] if i % 2 else engine.queries(chunk)
         assert ((results[i] * want).sum(axis=1) >= 0.9999).all()
+
+
+def test_unwritable_cache_folder_builds_in_the_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                weights: WeightFile) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("ENGRAM_E5_CACHE_DIR", str(blocker / "e5-graph"))
+    monkeypatch.setattr(runtime_mod.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    path = runtime_mod.graph_file(weights)
+    assert path.is_file() and path.is_relative_to(tmp_path / "tmp")
