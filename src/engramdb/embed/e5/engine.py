@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -132,7 +131,3 @@ def _batches(windows: list[_Window]) -> list[list[_Window]]:
         batches.append(current)
     return batches
 
-
-def graph_path_for(weights: WeightFile) -> Path:
-    """Where the built graph for ``weights`` lives (building it if needed); for tools and tests."""
-    return runtime.graph_file(weights)

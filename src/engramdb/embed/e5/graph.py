@@ -19,6 +19,7 @@ the query projection. Building takes about a second; the result is cached on dis
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ def build_onnx(weights: WeightFile) -> bytes:
         inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
-    def node(op: str, inputs: list[str], out: str, **attrs: object) -> str:
+    def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
         nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
         return out
 

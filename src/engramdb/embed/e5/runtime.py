@@ -54,9 +54,18 @@ def cache_dir() -> Path:
 
 def graph_file(weights: WeightFile) -> Path:
     """The cached ONNX graph for ``weights``, building it (once, atomically) when absent."""
+    name = f"e5-small-{file_digest(weights.path)[:20]}-g{graph.GRAPH_VERSION}.onnx"
+    try:
+        return _cached_graph(cache_dir(), name, weights)
+    except OSError:
+        # A read-only home (containers, CI): build into the temporary folder instead of giving up.
+        fallback = Path(tempfile.gettempdir()) / f"engram-e5-graph-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        return _cached_graph(fallback, name, weights)
+
+
+def _cached_graph(folder: Path, name: str, weights: WeightFile) -> Path:
     global builds
-    folder = cache_dir()
-    target = folder / f"e5-small-{file_digest(weights.path)[:20]}-g{graph.GRAPH_VERSION}.onnx"
+    target = folder / name
     if target.is_file():
         return target
     with _build_lock:
