@@ -21,14 +21,15 @@ from typing import Any
 from ..errors import InputError
 from .adapt import AdaptConfig, parse_adapt
 from .gates import GateConfig
+from .neighbours import NeighboursConfig, parse_neighbours
 
 CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route")
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")
-STAGES = ("plan", "recall", "fuse", "gate", "group", "rerank", "diversify", "reflect")
+STAGES = ("plan", "recall", "fuse", "neighbours", "gate", "group", "rerank", "diversify", "reflect")
 # Stages that work on fused candidates and may come in any order between fuse and reflect.
-POST_FUSION = ("gate", "group", "rerank", "diversify")
+POST_FUSION = ("neighbours", "gate", "group", "rerank", "diversify")
 GROUP_KEYS = ("doc", "path", "session")
 MAX_DEPTH = 10_000  # the largest count (channel k, pools) a preset may ask for
 
@@ -87,6 +88,7 @@ class Preset:
     route_slots: bool = False
     calibration: tuple[float, float] | None = None
     adapt: AdaptConfig = field(default_factory=AdaptConfig)
+    neighbours: NeighboursConfig = field(default_factory=NeighboursConfig)
     planner: str = "none"
     reflect_rounds: int = 0
     gate: GateConfig = field(default_factory=GateConfig)
@@ -119,7 +121,7 @@ def _shipped() -> dict[str, str]:
 
 PRESET_NAMES: tuple[str, ...] = tuple(sorted(_shipped(), key=lambda n: (n != "default", n)))
 
-_SECTIONS = {"description", "pipeline", "channels", "fusion", "adapt", "plan", "gate", "group", "rerank", "diversify"}
+_SECTIONS = {"description", "pipeline", "channels", "fusion", "adapt", "neighbours", "plan", "gate", "group", "rerank", "diversify"}
 
 
 class _Checker:
@@ -262,7 +264,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
     preset = Preset(
         name=name,
         description=str(data.get("description", "")),
-        stages=_stages(check, data, {"gate": "gate" in data, "group": "group" in data, "rerank": "rerank" in data,
+        stages=_stages(check, data, {"neighbours": "neighbours" in data, "gate": "gate" in data, "group": "group" in data, "rerank": "rerank" in data,
                                      "diversify": "diversify" in data, "reflect": bool(plan.get("reflect_rounds"))}),
         channels=channels,
         fusion=check.choice("fusion", fusion, "method", "rrf", FUSION_METHODS),
@@ -271,6 +273,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         route_slots=check.boolean("fusion", fusion, "route_slots"),
         calibration=_calibration(check, fusion),
         adapt=parse_adapt(check.section(data, "adapt", {"from_terms", "to_terms", "weights"}), set(channels), check.fail),
+        neighbours=parse_neighbours(check.section(data, "neighbours", {"lift", "top", "span"}), check),
         planner=check.choice("plan", plan, "planner", "none", PLANNERS),
         reflect_rounds=check.integer("plan", plan, "reflect_rounds", 0, low=0, high=5) or 0,
         gate=_gate(check, data),

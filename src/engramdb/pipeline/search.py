@@ -1,6 +1,6 @@
 """One question through one pipeline: the stages a preset lists, in its order.
 
-plan -> recall (channels in parallel) -> fuse -> gate -> group -> rerank -> diversify ->
+plan -> recall (channels in parallel) -> fuse -> neighbours -> gate -> group -> rerank -> diversify ->
 reflect, then the top k. Each stage is a small callable (see `context.Stage`) that takes
 candidates and returns candidates and records itself in the trace.
 """
@@ -19,14 +19,15 @@ from ..plan.model import QueryPlan
 from ..plan.rules import NoPlanner
 from ..store.base import Filters, Store
 from .context import SearchContext, Stage, attach_entries
+from .neighbours import NeighboursStage
 from .presets import POST_FUSION, Preset
 from .recall import FuseStage, RecallStage
 from .stages import DiversifyStage, GateStage, GroupStage, PlanStage, RerankStage, ReflectStage
 from .trace import Trace
 
 STAGE_TYPES: dict[str, type] = {
-    "plan": PlanStage, "recall": RecallStage, "fuse": FuseStage, "gate": GateStage, "group": GroupStage,
-    "rerank": RerankStage, "diversify": DiversifyStage, "reflect": ReflectStage,
+    "plan": PlanStage, "recall": RecallStage, "fuse": FuseStage, "neighbours": NeighboursStage,
+    "gate": GateStage, "group": GroupStage, "rerank": RerankStage, "diversify": DiversifyStage, "reflect": ReflectStage,
 }
 _EXPLAIN_TOP = 20
 

@@ -518,6 +518,26 @@ class SQLiteStore:
         """The (field, name) tags of `namespace` that occur in `text` (the planner's gazetteer)."""
         return self.gazetteer.match(self, namespace, text)
 
+    def turn_neighbours(self, rowids: Sequence[int], span: int, namespace: str | None,
+                        filters: Filters) -> dict[int, list[int]]:
+        """For each of `rowids` that is a conversation turn, the `span` turns written just before
+        and just after it in its session (nearest first, before then after), among the rows
+        `filters` admit in `namespace`. Index range scans on (namespace, session_id)."""
+        conn = self._reader()
+        where, params = self._where(namespace, filters)
+        out: dict[int, list[int]] = {}
+        marks = ",".join("?" * len(rowids))
+        sessions = conn.execute(f"SELECT rowid, session_id FROM entries WHERE rowid IN ({marks}) AND kind = 'turn' "
+                                "AND session_id IS NOT NULL", list(rowids)).fetchall() if rowids else []
+        for rowid, session in sessions:
+            found: list[int] = []
+            for op, order in (("<", "DESC"), (">", "ASC")):
+                found += [r for (r,) in conn.execute(
+                    f"SELECT e.rowid FROM entries e WHERE {where} AND e.session_id = ? AND e.kind = 'turn' "
+                    f"AND e.rowid {op} ? ORDER BY e.rowid {order} LIMIT ?", [*params, session, rowid, span])]
+            out[rowid] = found
+        return out
+
     def vectors_of(self, rowids: Sequence[int]) -> np.ndarray:
         """Stored vectors of `rowids` (zeros where a row has none), for diversity in selection."""
         index = self._refresh_vectors()

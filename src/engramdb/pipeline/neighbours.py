@@ -1,0 +1,80 @@
+"""Conversation evidence windows: a strong turn lifts the turns next to it in its session.
+
+The evidence for a question about a conversation often spans neighbouring turns — a
+question and its answer, a statement and the reply that names the thing. The turn that
+matches the query best is found by the channels; its neighbour, which holds the rest of the
+evidence, often shares few of the query's words. The ``neighbours`` stage (LycheeMem's
+source windows, as a ranking signal) gives each of the ``span`` turns before and after one
+of the ``top`` best candidates a score of at least ``lift`` × that candidate's score; a turn
+no channel found joins the candidates that way. Its evidence shows as channel
+``neighbour`` (rank: the lifting candidate's rank; score: the lifted score). Measured in
+docs/BENCHMARKS.md ("Conversation evidence windows").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..model import Candidate, ChannelScore
+from .fuse import ordered
+
+if TYPE_CHECKING:  # the context imports the presets, which import this module's config
+    from .context import SearchContext
+
+
+@dataclass(frozen=True, slots=True)
+class NeighboursConfig:
+    """Lift the neighbours of the `top` best candidates to `lift` × their score (unset: off)."""
+
+    lift: float | None = None
+    top: int = 10
+    span: int = 1
+
+    @property
+    def active(self) -> bool:
+        return bool(self.lift)
+
+
+class NeighboursStage:
+    name = "neighbours"
+
+    def __call__(self, ctx: "SearchContext", candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        conf = ctx.preset.neighbours
+        if not conf.active:
+            rec["skipped"] = "no [neighbours] lift set"
+            return candidates
+        lift = float(conf.lift or 0.0)
+        top = [c for c in candidates[: conf.top] if c.score > 0]  # a lift of a negative score means nothing
+        around = ctx.engine.store.turn_neighbours([c.rowid for c in top], conf.span, ctx.namespace, ctx.filters)
+        if not any(around.values()):
+            rec["skipped"] = "no conversation turns (with neighbours) among the best candidates"
+            return candidates
+        by_rowid = {c.rowid: c for c in candidates}
+        lifted = added = 0
+        for rank, parent in enumerate(top, start=1):
+            for rowid in around.get(parent.rowid, []):
+                score = lift * parent.score
+                cand = by_rowid.get(rowid)
+                if cand is None:
+                    cand = by_rowid[rowid] = Candidate(rowid=rowid, score=float("-inf"))
+                    added += 1
+                if score > cand.score:
+                    lifted += 1
+                    cand.score = score
+                    cand.channels["neighbour"] = ChannelScore(rank=rank, score=round(score, 6))
+        rec.update({"lift": lift, "span": conf.span, "top": conf.top, "lifted": lifted, "added": added})
+        if not lifted:
+            return candidates
+        for c in by_rowid.values():
+            if c.rowid not in ctx.fused_scores or c.score > ctx.fused_scores[c.rowid]:
+                ctx.fused_scores[c.rowid] = c.score
+        return ordered(by_rowid)
+
+
+def parse_neighbours(section: dict[str, Any], check: Any) -> NeighboursConfig:
+    if not section:
+        return NeighboursConfig()
+    return NeighboursConfig(lift=check.number("neighbours", section, "lift", None, 0.0, 1.0),
+                            top=check.integer("neighbours", section, "top", 10, high=1000) or 10,
+                            span=check.integer("neighbours", section, "span", 1, high=20) or 1)

@@ -1,0 +1,78 @@
+"""Conversation evidence windows: the turns next to a strong turn are lifted, within their
+session and the search's scope; nothing else is touched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engramdb import Memory
+from engramdb.errors import InputError
+from engramdb.pipeline.presets import load_preset
+from engramdb.store.base import Filters
+
+SESSION = [
+    ("Alice", "Guess where I went on Saturday morning?"),
+    ("Bob", "No idea, tell me."),
+    ("Alice", "The farmers market by the river, I bought a crate of quinces there."),
+    ("Bob", "What will you make with them?"),
+    ("Alice", "Jam, my grandmother's recipe."),
+]
+
+
+def build(mem: Memory, extractor: str = "offline") -> None:
+    mem.add_conversation([{"speaker": s, "text": t} for s, t in SESSION], session_id="market",
+                         session_time="2024-05-04T10:00:00", extractor=extractor)
+    mem.add_conversation([{"speaker": "Alice", "text": "Unrelated chat about the weather."}], session_id="other",
+                         session_time="2024-05-05T10:00:00")
+    mem.add(["Carol went to the farmers market too."], namespace="carol")
+
+
+def test_the_store_returns_the_turns_around_a_turn_in_its_session(tmp_path: Path) -> None:
+    with Memory(tmp_path / "n.db", embedder="minilm") as mem:
+        build(mem)
+        store = mem.store
+        rows = {e.text: r for r, e in store.fetch(range(1, 200)).items() if e.kind == "turn"}
+        by_text = {text.split(": ", 1)[1]: rowid for text, rowid in rows.items()}
+        middle = by_text[SESSION[2][1]]
+        around = store.turn_neighbours([middle], 1, "default", Filters())
+        assert [store.fetch(around[middle])[r].text.split(": ", 1)[1] for r in around[middle]] == \
+            [SESSION[1][1], SESSION[3][1]]  # facts written between the turns are skipped
+        wide = store.turn_neighbours([middle], 5, "default", Filters())[middle]
+        assert len(wide) == 4  # the whole session, never the other one
+        first = by_text[SESSION[0][1]]
+        assert len(store.turn_neighbours([first], 1, "default", Filters())[first]) == 1
+        assert store.turn_neighbours([middle], 1, "carol", Filters()) == {middle: []}  # scope is a hard boundary
+        mem.delete(store.fetch([by_text[SESSION[1][1]]])[by_text[SESSION[1][1]]].id)
+        after = store.turn_neighbours([middle], 1, "default", Filters())[middle]
+        assert [store.fetch(after)[r].text.split(": ", 1)[1] for r in after] == [SESSION[0][1], SESSION[3][1]]
+
+
+def test_a_neighbour_no_channel_found_joins_with_its_evidence(tmp_path: Path) -> None:
+    shallow = {"channels": {"semantic": {"k": 1}, "lexical": {"k": 1}, "symbolic": {"k": 1}}}
+    with Memory(tmp_path / "n.db", embedder="minilm") as mem:
+        build(mem, extractor="none")  # turns only
+        question = "What did Alice buy at the farmers market?"
+        plain = mem.search(question, k=1, preset={"extends": "default", **shallow, "neighbours": {"lift": 0.0}})
+        lifted = mem.search(question, k=3, preset={"extends": "default", **shallow}, explain=True)
+    [top] = plain.hits
+    assert top.text.endswith(SESSION[2][1])
+    stage = next(s for s in lifted.trace["stages"] if s["stage"] == "neighbours")
+    assert stage["added"] >= 1 and stage["lift"] == 0.4
+    assert lifted.hits[0].id == top.id
+    neighbours = {h.text.split(": ", 1)[1]: h for h in lifted.hits if "neighbour" in h.channels}
+    assert {SESSION[1][1], SESSION[3][1]} <= set(neighbours), [(h.text, h.channels) for h in lifted.hits]
+    for hit in neighbours.values():
+        assert hit.score == pytest.approx(0.4 * lifted.hits[0].score, abs=1e-6)
+        assert hit.channels["neighbour"].rank == 1 and hit.entry is not None and hit.entry.kind == "turn"
+    assert all(h.entry is not None and h.entry.namespace == "default" for h in lifted.hits)
+
+
+def test_bad_neighbours_sections_are_clear_errors() -> None:
+    with pytest.raises(InputError, match="neighbours.lift must be a number from 0 to 1"):
+        load_preset({"extends": "default", "neighbours": {"lift": 1.5}})
+    with pytest.raises(InputError, match="neighbours.*takes only"):
+        load_preset({"extends": "default", "neighbours": {"width": 2}})
+    with pytest.raises(InputError, match="neighbours"):
+        load_preset({"extends": "molore", "neighbours": {"lift": 0.5}})  # not in its pipeline.stages
