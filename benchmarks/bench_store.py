@@ -61,6 +61,23 @@ def make_query(rng: random.Random) -> str:
                                         pl=rng.choice(PLACES), r=rng.choice(REASONS))
 
 
+CHATTER = ["Honestly I have been so busy lately, work has been a lot and I barely slept this week.",
+           "That sounds really nice, I am glad you had some time for yourself after everything.",
+           "Oh I know what you mean, it is always like that before a holiday, everything at once.",
+           "Anyway, I was thinking about it again yesterday evening while cooking dinner at home.",
+           "You always remember these little things, that is why I like talking to you about my week."]
+
+
+def make_dialogue(rng: random.Random) -> str:
+    """An agent's query as it often is: the last three utterances of a conversation (~100
+    tokens), chatty, with one lookup-able question at the end."""
+    p = rng.choice(PEOPLE)
+    return (f'<{p}>: "{rng.choice(CHATTER)} {rng.choice(CHATTER)}" '
+            f'<Assistant>: "{rng.choice(CHATTER)}" '
+            f'<{p}>: "{rng.choice(CHATTER)} By the way, do you remember when I {rng.choice(VERBS)} '
+            f'{rng.choice(OBJECTS)} in {rng.choice(PLACES)}?"')
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
@@ -112,6 +129,15 @@ def main() -> None:
                 mem.search(q, k=10, preset=preset)
                 latencies.append((time.perf_counter() - t0) * 1000)
         latencies = by_preset[args.preset[0]]
+        # Dialogue-context queries, timed right after the short ones with the first preset.
+        dialogues = [make_dialogue(rng) for _ in range(args.queries)]
+        for q in dialogues[:10]:
+            mem.search(q, k=10, preset=args.preset[0])
+        dialogue_ms = []
+        for q in dialogues:
+            t0 = time.perf_counter()
+            mem.search(q, k=10, preset=args.preset[0])
+            dialogue_ms.append((time.perf_counter() - t0) * 1000)
         embed_ms = []
         for q in queries[:100]:
             t0 = time.perf_counter()
@@ -131,6 +157,9 @@ def main() -> None:
         "reopen_warm_s": round(reopen_s, 2),
         "search_ms": {"p50": round(statistics.median(latencies), 2), "p95": round(percentile(latencies, 95), 2),
                       "mean": round(statistics.fmean(latencies), 2)},
+        "dialogue_search_ms": {"p50": round(statistics.median(dialogue_ms), 2),
+                               "p95": round(percentile(dialogue_ms, 95), 2),
+                               "vs_short_p50": round(statistics.median(dialogue_ms) / statistics.median(latencies), 2)},
         "query_embed_ms_p50": round(statistics.median(embed_ms), 2),
         "presets": {name: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 95), 2)}
                     for name, v in by_preset.items()},

@@ -93,3 +93,27 @@ def test_an_entry_inside_the_named_window_outranks_stronger_text_outside_it(diar
     with_old_weight = diary.search(question, k=3, now=now,
                                    preset={"extends": "default", "channels": {"temporal": {"weight": 1.0}}}).hits
     assert "puppy" not in with_old_weight[0].text  # the case the boost exists for
+
+
+def test_the_temporal_channel_finds_every_entry_overlapping_the_window(tmp_path: Path) -> None:
+    """Two index range scans (rows starting inside, periods reaching in from before) must find
+    exactly the rows a scan of everything would."""
+    from datetime import datetime, timezone
+
+    from engramdb.store.base import Filters
+
+    def epoch(day: str) -> float:
+        return datetime.fromisoformat(day).replace(tzinfo=timezone.utc).timestamp()
+
+    rows = [("inside", "2023-05-10", None), ("before", "2023-04-01", None), ("after", "2023-06-01", None),
+            ("reaches in", "2023-04-20", "2023-05-09"), ("ends before", "2023-04-01", "2023-05-01"),
+            ("spans it", "2023-01-01", "2023-12-31"), ("starts inside, ends after", "2023-05-12", "2023-07-01"),
+            ("ends at start", "2023-04-01", "2023-05-08")]
+    with Memory(tmp_path / "t.db", embedder="minilm") as mem:
+        mem.add([{"text": f"Alice note {name}.", "timestamp": ts, "timestamp_end": te} for name, ts, te in rows])
+        start, end = epoch("2023-05-08"), epoch("2023-05-15")
+        found = mem.store.temporal(start, end, [], 50, "default", Filters())
+        texts = {e.text: score for rowid, score in found for e in [mem.store.fetch([rowid])[rowid]]}
+    assert set(texts) == {"Alice note inside.", "Alice note reaches in.", "Alice note spans it.",
+                          "Alice note starts inside, ends after."}
+    assert texts["Alice note inside."] == 1.0 and 0 < texts["Alice note spans it."] < 0.05
