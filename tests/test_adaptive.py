@@ -117,3 +117,20 @@ def test_the_temporal_channel_finds_every_entry_overlapping_the_window(tmp_path:
     assert set(texts) == {"Alice note inside.", "Alice note reaches in.", "Alice note spans it.",
                           "Alice note starts inside, ends after."}
     assert texts["Alice note inside."] == 1.0 and 0 < texts["Alice note spans it."] < 0.05
+
+
+def test_a_dialogue_context_takes_its_time_window_from_the_last_utterance(tmp_path: Path) -> None:
+    from engramdb.text.dialogue import last_utterance, utterances
+
+    chatty = ('<Alice>: "I barely slept this week, work was a lot." <Assistant>: "That sounds hard." '
+              '<Alice>: "Do you remember the puppy I adopted?"')
+    assert utterances(chatty)[1] == "That sounds hard." and last_utterance(chatty) == "Do you remember the puppy I adopted?"
+    assert last_utterance("Alice: hi\nBob: what did you do last week?") == "what did you do last week?"
+    assert last_utterance("What did Alice do last week?") == "What did Alice do last week?"  # not a dialogue
+    with Memory(tmp_path / "d.db", embedder="minilm") as mem:
+        mem.add([{"text": "Alice adopted a puppy.", "timestamp": "2023-05-09T10:00:00"}])
+        plan = mem.search(chatty, k=1, now="2023-05-22", explain=True).trace["stages"][0]["plan"]
+        assert plan["time_start"] is None and plan["intent"] == "lookup"
+        asked = chatty.replace("the puppy I adopted?", "what I did last week?")
+        plan = mem.search(asked, k=1, now="2023-05-22", explain=True).trace["stages"][0]["plan"]
+        assert plan["time_expression"] == "last week" and plan["time_start"].startswith("2023-05-15")

@@ -3,7 +3,8 @@
 * keywords: the question's words minus English and Chinese stopwords and question words;
 * persons, entities, location: names the namespace already holds (the store's gazetteer);
 * time window: every time expression resolved against the reference time ("last week",
-  "in May 2023", "before 2022", "上周", "2023年5月", "去年夏天"), their hull;
+  "in May 2023", "before 2022", "上周", "2023年5月", "去年夏天"), their hull; in a dialogue
+  context (several "<Speaker>: …" utterances), only those of the last utterance;
 * intent: from cue words ("when", "how many", "list all", "哪些", "多少", ...);
 * sub-queries: the question, plus the question without its question words and time
   expression, plus one per person or entity when the question compares several.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ..text.dialogue import last_utterance
 from ..text.timeparse import TimeWindow, find_time_windows
 from ..text.tokenize import STOPWORDS_EN, STOPWORDS_ZH, normalize
 from .base import PlanContext
@@ -107,7 +109,8 @@ class RulePlanner:
         self.core_query_intents = core_query_intents
 
     def plan(self, query: str, context: PlanContext) -> QueryPlan:
-        windows = find_time_windows(query, context.now) if context.now is not None else []
+        asked = last_utterance(query)  # the whole query unless it is a dialogue context
+        windows = find_time_windows(asked, context.now) if context.now is not None else []
         # The hull of bounded windows; an open bound ("before 2022") keeps its open side.
         start = min((w.start for w in windows), default=None)
         end = max((w.end for w in windows), default=None)
@@ -115,6 +118,9 @@ class RulePlanner:
         persons = [v for f, v in names if f == "person"]
         entities = [v for f, v in names if f == "entity" and v not in persons]
         location = next((v for f, v in names if f == "location"), None)
+        # Intent from the whole context: its cue words anywhere ("all the…", "how many…") still
+        # say what kind of answer is wanted (measured: intent from the last utterance alone
+        # lowers MADial-en nDCG@10 0.549 -> 0.542).
         intent = intent_of(query)
         if intent in ("lookup", "temporal", "preference") and len(persons + entities) >= 2 \
                 and _CHOICE_RE.search(normalize(query)):
@@ -152,7 +158,8 @@ class NoPlanner:
     name = "none"
 
     def plan(self, query: str, context: PlanContext) -> QueryPlan:
-        windows = find_time_windows(query, context.now) if context.now is not None else []
+        asked = last_utterance(query)
+        windows = find_time_windows(asked, context.now) if context.now is not None else []
         names = context.match_names(query)
         return QueryPlan(
             query=query, keywords=[], persons=[v for f, v in names if f == "person"],
