@@ -76,3 +76,29 @@ def test_bad_neighbours_sections_are_clear_errors() -> None:
         load_preset({"extends": "default", "neighbours": {"width": 2}})
     with pytest.raises(InputError, match="neighbours"):
         load_preset({"extends": "molore", "neighbours": {"lift": 0.5}})  # not in its pipeline.stages
+
+
+def test_hits_carry_their_neighbouring_turns_as_context(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+    from engramdb.schema import to_wire
+
+    db = tmp_path / "c.db"
+    with Memory(db, embedder="minilm") as mem:
+        build(mem, extractor="none")
+        mem.add(["A note about quinces, not a turn."])
+        result = mem.search("quinces crate", k=3, context=2, preset={"extends": "default", "neighbours": {"lift": 0.0}})
+        turn = next(h for h in result.hits if h.entry.kind == "turn")
+        note = next(h for h in result.hits if h.entry.kind != "turn")
+        assert turn.text.endswith(SESSION[2][1])
+        assert [(o, e.text.split(": ", 1)[1]) for o, e in turn.context or []] == \
+            [(-2, SESSION[0][1]), (-1, SESSION[1][1]), (1, SESSION[3][1]), (2, SESSION[4][1])]
+        assert note.context == []
+        assert mem.search("quinces crate", k=1).hits[0].context is None  # not asked: no field
+        wire = result.to_dict()["hits"][0]
+        assert to_wire("hit", wire)["context"] == wire["context"]  # the wire model keeps it, checked
+        with pytest.raises(InputError, match="context must be an integer from 0 to 10"):
+            mem.search("quinces", context=11)
+    shown = CliRunner().invoke(main, ["--db", str(db), "search", "quinces crate", "-k", "1", "--context", "1"])
+    assert shown.exit_code == 0 and "-1 Bob: No idea, tell me." in shown.output and "+1 Bob: What will you make" in shown.output

@@ -25,7 +25,8 @@ def test_a_hit_carries_the_full_entry(mem: Memory) -> None:
     for key, value in {"namespace": "default", "entities": ["sync"], "keywords": ["bug"], "location": "Lisbon",
                        "topic": "work", "metadata": {"ticket": 42}, "persons": ["Alice"], "kind": "fact"}.items():
         assert hit[key] == value, key
-    assert set(hit) == set(HitModel.model_fields)
+    assert set(hit) == set(HitModel.model_fields) - {"context"}  # context only when asked for
+    assert set(mem.search("sync bug", k=1, context=1).to_dict()["hits"][0]) == set(HitModel.model_fields)
     assert SearchResultModel.model_validate(result.to_dict()).hits[0].channels["lexical"].rank == 1
 
 

@@ -240,16 +240,18 @@ def _render_hit(rank: int, hit: dict[str, Any]) -> str:
 @click.option("--show-expired", is_flag=True, help="Also entries past their expiry.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output with the trace (see docs/CLI.md).")
 @click.option("--explain", is_flag=True, help="Show the per-stage trace as a tree, with each stage's candidates.")
+@click.option("--context", "context", type=click.IntRange(0, 10), default=0, show_default=True,
+              help="Show N turns before and after each conversation-turn hit.")
 @click.pass_context
 def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], preset: str, group_by: str | None,
            now: str | None, threshold: float | None, planner: str | None, no_reflect: bool,
-           include_superseded: bool, show_expired: bool, as_json: bool, explain: bool) -> None:
+           include_superseded: bool, show_expired: bool, as_json: bool, explain: bool, context: int) -> None:
     """Search the store; each hit shows its fused score and every channel that found it."""
     parsed = Filters.parse_cli(filters)
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
         result = mem.search(query, k=k, filters=parsed, preset=preset, group_by=group_by, now=now, planner=planner,
                             reflect=not no_reflect, explain=explain, threshold=threshold,
-                            include_superseded=include_superseded, show_expired=show_expired)
+                            include_superseded=include_superseded, show_expired=show_expired, context=context)
     data = result.to_dict()
     if as_json:
         _print_json(to_wire("search_result", data))
@@ -258,6 +260,8 @@ def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], pre
         click.echo("no results")
     for rank, hit in enumerate(data["hits"], start=1):
         click.echo(_render_hit(rank, hit))
+        for turn in hit.get("context") or []:
+            click.echo(f"      {turn['offset']:+d} {turn['text'][:160]}")  # a turn's text names its speaker
     if explain:
         Console(highlight=False).print(_trace_tree(result.trace))  # wraps long leaves instead of cropping
 

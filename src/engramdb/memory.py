@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_DB = "engram.db"
 MAX_QUERY_CHARS = 20_000  # default cap on a query's length (Memory(max_query_chars=...))
 MAX_K = 1_000  # most results one search returns
+MAX_CONTEXT = 10  # neighbouring turns per side a search may return as context
 ProgressCallback = Callable[[int, int], None]
 
 
@@ -361,6 +362,7 @@ class Memory:
         planner: str | None = None,
         reflect: bool = True,
         explain: bool = False,
+        context: int = 0,
     ) -> SearchResult:
         """The ``k`` most useful entries for ``query``, best first, each with per-channel evidence.
 
@@ -380,6 +382,8 @@ class Memory:
         ``planner`` overrides the preset's (``none``, ``rules`` or ``llm``); ``reflect=False``
         skips the preset's LLM reflection rounds for this query; ``explain`` adds each
         stage's candidates (entry ids with per-channel scores) to ``result.trace``.
+        ``context=n`` gives each conversation-turn hit the ``n`` turns before and after it
+        in its session (``hit.context``, offsets -n..n), within the same scope and filters.
         """
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be a non-empty string")
@@ -394,6 +398,8 @@ class Memory:
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                       or not math.isfinite(threshold)):
             raise InputError(f"threshold must be a number, not {threshold!r:.40}")
+        if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
+            raise InputError(f"context must be an integer from 0 to {MAX_CONTEXT}, not {context!r:.20}")
         parsed = view(Filters.parse(filters), include_superseded, show_expired)
         chosen = load_preset(preset, allow_files=self.allow_preset_files)
         embedder = self.embedder if "semantic" in chosen.channels else None
@@ -403,7 +409,7 @@ class Memory:
         ns = self._scope(namespace)
         reference, origin = self.reference_time(ns, now)
         result = pipeline.run(query, k, chosen, ns, parsed, group_by=group_by, now=reference, explain=explain,
-                              reflect=reflect)
+                              reflect=reflect, context=context)
         result.trace["now"] = {"value": reference.isoformat(), "from": origin}
         if threshold is not None:
             kept = [hit for hit in result.hits if hit.score >= threshold]

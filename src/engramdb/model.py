@@ -241,10 +241,13 @@ class Hit:
     score: float
     entry: Entry
     channels: dict[str, ChannelScore]
+    # The turns around a turn hit, in session order, as (offset, entry): -1 the turn before,
+    # +1 the one after. Only when the search asked for context (None: not asked).
+    context: list[tuple[int, Entry]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The full entry with the hit's final score and per-channel evidence (`HitModel`)."""
-        return {
+        out = {
             "id": self.id,
             "text": self.text,
             "score": round(self.score, 6),
@@ -253,6 +256,10 @@ class Hit:
                 name: {"rank": cs.rank, "score": round(cs.score, 6)} for name, cs in self.channels.items()
             },
         }
+        if self.context is not None:
+            out["context"] = [{"offset": offset, "id": e.id, "speaker": e.source.speaker, "text": e.text,
+                               "timestamp": e.timestamp} for offset, e in self.context]
+        return out
 
 
 @dataclass(slots=True)

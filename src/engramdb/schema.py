@@ -61,11 +61,23 @@ class ChannelEvidence(_Model):
     score: float
 
 
+class ContextTurnModel(_Model):
+    """A turn next to a turn hit in its session (``offset`` -1: just before, +1: just after)."""
+
+    offset: int
+    id: str
+    speaker: str | None
+    text: str
+    timestamp: str | None
+
+
 class HitModel(EntryModel):
-    """A search result: the full entry, its final score and every channel's evidence."""
+    """A search result: the full entry, its final score and every channel's evidence; with
+    ``context`` asked for, the neighbouring turns of a turn hit."""
 
     score: float
     channels: dict[str, ChannelEvidence]
+    context: list[ContextTurnModel] | None = None
 
 
 class SearchResultModel(_Model):

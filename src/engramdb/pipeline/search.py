@@ -60,6 +60,7 @@ class SearchPipeline:
         now: datetime | None = None,
         explain: bool = False,
         reflect: bool = True,
+        context: int = 0,
     ) -> SearchResult:
         """Search with `preset`. `now` is the reference time relative expressions ("last week",
         "上周") are resolved against; `explain` adds candidate lists to the trace; `reflect=False`
@@ -89,7 +90,22 @@ class SearchPipeline:
         if calls:
             out["llm_calls"] = calls
         out["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        return SearchResult(query=query, hits=self.hits(selected), trace=out)
+        hits = self.hits(selected)
+        if context:
+            self._attach_context(hits, selected, context, namespace, filters)
+        return SearchResult(query=query, hits=hits, trace=out)
+
+    def _attach_context(self, hits: list[Hit], selected: list[Candidate], span: int, namespace: str | None,
+                        filters: Filters) -> None:
+        """Each turn hit's `span` neighbouring turns (LycheeMem's source windows), within scope."""
+        around = self.store.turn_neighbours([c.rowid for c in selected], span, namespace, filters)
+        entries = self.store.fetch(sorted({r for rows in around.values() for r in rows}))
+        for hit, cand in zip(hits, [c for c in selected if c.entry is not None]):
+            rows = sorted(around.get(cand.rowid, []))
+            before = [r for r in rows if r < cand.rowid]
+            after = [r for r in rows if r > cand.rowid]
+            hit.context = [(i - len(before), entries[r]) for i, r in enumerate(before) if r in entries] + \
+                          [(i + 1, entries[r]) for i, r in enumerate(after) if r in entries]
 
     def _run_stage(self, ctx: SearchContext, stage: Stage, candidates: list[Candidate],
                    label: str = "") -> list[Candidate]:

@@ -72,6 +72,7 @@ class SearchRequest(_Body):
     explain: bool = False
     include_superseded: bool = False
     show_expired: bool = False
+    context: int = Field(0, description="neighbouring turns per side for each turn hit (0-10)")
 
 
 class UpdateRequest(_Body):
@@ -235,7 +236,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             raise InputError(f"k must be at most {limits.max_k} here")
         result = memory.search(body.query, k=body.k, filters=body.filters, namespace=ns, preset=body.preset,
                                group_by=body.group_by, now=body.now, explain=body.explain, threshold=body.threshold,
-                               include_superseded=body.include_superseded, show_expired=body.show_expired)
+                               include_superseded=body.include_superseded, show_expired=body.show_expired,
+                               context=body.context)
         return to_wire("search_result", result.to_dict())
 
     @app.get("/v1/memories", response_model=PageModel, tags=["memories"])

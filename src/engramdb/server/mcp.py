@@ -44,7 +44,7 @@ def _compact(entry: dict[str, Any], score: float | None = None) -> dict[str, Any
     out = {"id": entry["id"], "text": entry["text"], "kind": entry["kind"], "timestamp": entry.get("timestamp")}
     if score is not None:
         out["score"] = round(score, 4)
-    for key in ("persons", "source", "derived_from", "expires_at", "superseded_by"):
+    for key in ("persons", "source", "derived_from", "expires_at", "superseded_by", "context"):
         if entry.get(key):
             out[key] = entry[key]
     return out
@@ -65,17 +65,19 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
 
     @server.tool(name="memory_search", structured_output=True, description=(
         "Find the stored memories most useful for a question or for the conversation so far. Returns the best "
-        "entries with their ids, scores (with the default preset: the chance each is relevant), times and sources."))
+        "entries with their ids, scores (with the default preset: the chance each is relevant), times and sources. "
+        "context=1 adds the turn before and after each conversation-turn hit."))
     @_engram_errors
     def memory_search(ctx: Context, query: str | None = None, k: int | None = None, q: str | None = None,
                       top_k: int | None = None, limit: int | None = None,
-                      filters: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
+                      filters: dict[str, Any] | None = None, now: str | None = None,
+                      context: int = 0) -> dict[str, Any]:
         ns = scope(ctx, "read", "memory_search")
         text = query or q
         if not text:
             raise InputError("give the question as query")
         size = next((v for v in (k, top_k, limit) if v is not None), 5)
-        result = memory.search(text, k=size, filters=filters, now=now, namespace=ns)
+        result = memory.search(text, k=size, filters=filters, now=now, namespace=ns, context=context)
         hits = [_compact(h.to_dict(), h.score) for h in result.hits]
         return {"hits": hits, "summary": "\n".join(f"[{h['id']}] ({h['score']}) {h['text']}" for h in hits)
                 or "no memories found"}
