@@ -63,13 +63,9 @@ class NeighboursStage:
                     lifted += 1
                     cand.score = score
                     cand.channels["neighbour"] = ChannelScore(rank=rank, score=round(score, 6))
+                    ctx.fused_scores[rowid] = max(ctx.fused_scores.get(rowid, score), score)
         rec.update({"lift": lift, "span": conf.span, "top": conf.top, "lifted": lifted, "added": added})
-        if not lifted:
-            return candidates
-        for c in by_rowid.values():
-            if c.rowid not in ctx.fused_scores or c.score > ctx.fused_scores[c.rowid]:
-                ctx.fused_scores[c.rowid] = c.score
-        return ordered(by_rowid)
+        return ordered(by_rowid) if lifted else candidates
 
 
 def parse_neighbours(section: dict[str, Any], check: Any) -> NeighboursConfig:

@@ -12,7 +12,6 @@ import contextlib
 import json
 from pathlib import Path
 from typing import Any, AsyncIterator, Literal
-from urllib.parse import parse_qsl
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -119,10 +118,9 @@ class McpGuard:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+            request = Request(scope)  # headers and query as the tools read them (mcp.py)
             try:
-                caller_of(self.keys, headers, query)
+                caller_of(self.keys, request.headers, request.query_params)
             except ApiError as exc:
                 await _error_response(exc)(scope, receive, send)
                 return

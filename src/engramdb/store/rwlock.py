@@ -6,8 +6,8 @@ so any number may do so at once; only bringing the index up to date with the fil
 starve the refresh that a write makes due. Not re-entrant: a reader must not take the lock
 again (the store refreshes before it reads, never inside a read).
 
-The lock counts how long callers waited for it, which is how `benchmarks/bench_server.py`
-measures whether concurrent searches serialise behind it.
+The lock counts how long callers waited for it, which is how
+`benchmarks/bench_search_threads.py` measures whether concurrent searches serialise behind it.
 """
 
 from __future__ import annotations
@@ -25,12 +25,10 @@ class ReadWriteLock:
         self._writer = False
         self._writers_waiting = 0
         self.wait_seconds = 0.0  # total time callers spent blocked on this lock
-        self.acquisitions = 0
 
     @contextlib.contextmanager
     def read(self) -> Iterator[None]:
         with self._cond:
-            self.acquisitions += 1
             if self._writer or self._writers_waiting:
                 started = time.perf_counter()
                 while self._writer or self._writers_waiting:
@@ -48,7 +46,6 @@ class ReadWriteLock:
     @contextlib.contextmanager
     def write(self) -> Iterator[None]:
         with self._cond:
-            self.acquisitions += 1
             if self._writer or self._readers:
                 started = time.perf_counter()
                 self._writers_waiting += 1

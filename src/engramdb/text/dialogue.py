@@ -17,9 +17,8 @@ def utterances(query: str) -> list[str]:
     for pattern in (_TAG, _LINE):
         marks = list(pattern.finditer(query))
         if len(marks) >= 2:
-            bounds = [m.end() for m in marks] + [len(query)]
-            starts = [m.start() for m in marks[1:]] + [len(query)]
-            return [query[b:e].strip().strip('"“”').strip() for b, e in zip(bounds, starts)]
+            ends = [m.start() for m in marks[1:]] + [len(query)]
+            return [query[m.end():e].strip().strip('"“”').strip() for m, e in zip(marks, ends)]
     return [query]
 
 
