@@ -13,14 +13,18 @@ docs/BENCHMARKS.md ("Conversation evidence windows").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..model import Candidate, ChannelScore
 from .fuse import ordered
 
-if TYPE_CHECKING:  # the context imports the presets, which import this module's config
+if TYPE_CHECKING:
+    from ..store.base import Filters
     from .context import SearchContext
+
+#: the store's ``turn_neighbours(rowids, span, namespace, filters)``
+TurnNeighbours = Callable[[Sequence[int], int, "str | None", "Filters"], "dict[int, list[int]]"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,16 +41,21 @@ class NeighboursConfig:
 
 
 class NeighboursStage:
+    """Built with the preset's ``[neighbours]`` and the store's ``turn_neighbours``."""
+
     name = "neighbours"
 
+    def __init__(self, conf: NeighboursConfig, turn_neighbours: TurnNeighbours) -> None:
+        self.conf, self.turn_neighbours = conf, turn_neighbours
+
     def __call__(self, ctx: "SearchContext", candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        conf = ctx.preset.neighbours
+        conf = self.conf
         if not conf.active:
             rec["skipped"] = "no [neighbours] lift set"
             return candidates
         lift = float(conf.lift or 0.0)
         top = [c for c in candidates[: conf.top] if c.score > 0]  # a lift of a negative score means nothing
-        around = ctx.engine.store.turn_neighbours([c.rowid for c in top], conf.span, ctx.namespace, ctx.filters)
+        around = self.turn_neighbours([c.rowid for c in top], conf.span, ctx.namespace, ctx.filters)
         if not any(around.values()):
             rec["skipped"] = "no conversation turns (with neighbours) among the best candidates"
             return candidates
@@ -56,14 +65,15 @@ class NeighboursStage:
             for rowid in around.get(parent.rowid, []):
                 score = lift * parent.score
                 cand = by_rowid.get(rowid)
+                if cand is not None and score <= cand.score:
+                    continue
                 if cand is None:
-                    cand = by_rowid[rowid] = Candidate(rowid=rowid, score=float("-inf"))
                     added += 1
-                if score > cand.score:
-                    lifted += 1
-                    cand.score = score
-                    cand.channels["neighbour"] = ChannelScore(rank=rank, score=round(score, 6))
-                    ctx.fused_scores[rowid] = max(ctx.fused_scores.get(rowid, score), score)
+                    cand = Candidate(rowid=rowid, score=score)
+                lifted += 1
+                # A new candidate, not the old one rescored: the fused ranking stays as it was.
+                by_rowid[rowid] = replace(cand, score=score, channels={
+                    **cand.channels, "neighbour": ChannelScore(rank=rank, score=round(score, 6))})
         rec.update({"lift": lift, "span": conf.span, "top": conf.top, "lifted": lifted, "added": added})
         return ordered(by_rowid) if lifted else candidates
 

@@ -24,7 +24,7 @@ from .gates import GateConfig
 from .neighbours import NeighboursConfig, parse_neighbours
 
 CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
-FUSION_METHODS = ("rrf", "weighted", "union", "max", "route")
+FUSION_METHODS = ("rrf", "weighted", "union", "max", "route", "learned")
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")
 STAGES = ("plan", "recall", "fuse", "neighbours", "gate", "group", "rerank", "diversify", "reflect")
@@ -87,6 +87,7 @@ class Preset:
     normalization: str = "zscore"
     route_slots: bool = False
     calibration: tuple[float, float] | None = None
+    ranker: str = "ranker"
     adapt: AdaptConfig = field(default_factory=AdaptConfig)
     neighbours: NeighboursConfig = field(default_factory=NeighboursConfig)
     planner: str = "none"
@@ -244,6 +245,9 @@ def preset_from_table(table: dict[str, Any], *, name: str = "inline", allow_file
     rerank = data.get("rerank")
     if not allow_files and isinstance(rerank, dict) and "model" in rerank:
         raise check.fail("rerank.model names a file; preset files are switched off here")
+    fusion = data.get("fusion")
+    if not allow_files and isinstance(fusion, dict) and str(fusion.get("model", "")).endswith(".json"):
+        raise check.fail("fusion.model names a file; preset files are switched off here")
     return _build(check, name, _extend(check, data, None, (), allow_files), None)
 
 
@@ -254,7 +258,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
     if unknown:
         raise check.fail(f"unknown section(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_SECTIONS))})")
     channels = _channels(check, data)
-    fusion = check.section(data, "fusion", {"method", "k", "normalization", "route_slots", "calibration"})
+    fusion = check.section(data, "fusion", {"method", "k", "normalization", "route_slots", "calibration", "model"})
     plan = check.section(data, "plan", {"planner", "reflect_rounds"})
     group = check.section(data, "group", {"per_group", "by", "pool_factor", "keep_factor", "dedupe"})
     rerank = check.section(data, "rerank", {"model", "pool", "weight"})
@@ -272,6 +276,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         normalization=check.choice("fusion", fusion, "normalization", "zscore", NORMALIZATIONS),
         route_slots=check.boolean("fusion", fusion, "route_slots"),
         calibration=_calibration(check, fusion),
+        ranker=_ranker(check, fusion, folder),
         adapt=parse_adapt(check.section(data, "adapt", {"from_terms", "to_terms", "weights"}), set(channels), check.fail),
         neighbours=parse_neighbours(check.section(data, "neighbours", {"lift", "top", "span"}), check),
         planner=check.choice("plan", plan, "planner", "none", PLANNERS),
@@ -287,8 +292,10 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         diversify=DiversifyConfig(mmr_lambda=check.number("diversify", diversify, "mmr_lambda", None, 0.0, 1.0),
                                   pool=check.integer("diversify", diversify, "pool", 30) or 30),
     )
-    if preset.adapt.enabled and preset.fusion not in ("weighted", "rrf"):
-        raise check.fail("[adapt] needs fusion.method = \"weighted\" or \"rrf\" (methods with channel weights)")
+    if preset.adapt.enabled and preset.fusion not in ("weighted", "rrf", "learned"):
+        raise check.fail("[adapt] needs fusion.method = \"weighted\", \"rrf\" or \"learned\" (methods with channel weights)")
+    if "model" in fusion and preset.fusion != "learned":
+        raise check.fail("fusion.model needs fusion.method = \"learned\"")
     if preset.route_slots and preset.fusion != "route":
         raise check.fail("fusion.route_slots needs fusion.method = \"route\"")
     if preset.calibration is not None and (preset.fusion != "weighted" or preset.normalization != "zscore"):
@@ -301,6 +308,23 @@ def _model_path(model: str | None, folder: Path | None) -> str | None:
     if model is None or folder is None or Path(model).expanduser().is_absolute():
         return model
     return str(folder / model)
+
+
+def _ranker(check: _Checker, fusion: dict[str, Any], folder: Path | None) -> str:
+    """A shipped ranker model's name, or a ``.json`` model file (relative to the preset file)."""
+    from .ranker import load_model
+
+    value = fusion.get("model", "ranker")
+    if not isinstance(value, str) or not value.strip():
+        raise check.fail("fusion.model must be a shipped model's name or a .json file")
+    if value.endswith(".json") and folder is not None and not Path(value).expanduser().is_absolute():
+        value = str(folder / value)
+    if fusion.get("method") == "learned":
+        try:
+            load_model(value)
+        except ValueError as exc:
+            raise check.fail(f"fusion.model: {exc}") from None
+    return value
 
 
 def _calibration(check: _Checker, fusion: dict[str, Any]) -> tuple[float, float] | None:

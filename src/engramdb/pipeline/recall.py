@@ -3,72 +3,44 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import Executor
 from typing import Any, Callable
 
+from ..embed.base import Embedder
 from ..model import Candidate
 from ..plan.model import QueryPlan
+from ..store.base import Store
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .adapt import adapted_weights, query_length
-from .context import SearchContext
+from .context import Rows, SearchContext
 from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
-
-Rows = list[tuple[int, float]]
-
-
-def channel_jobs(ctx: SearchContext, plan: QueryPlan) -> dict[str, Callable[[], Rows]]:
-    """One job per channel the plan gives work to, and one semantic job per sub-query."""
-    store, embedder = ctx.engine.store, ctx.engine.embedder
-    namespace, filters = ctx.namespace, ctx.filters
-    terms = query_terms(" ".join([plan.query, *plan.keywords]))
-    names = plan.names()
-    jobs: dict[str, Callable[[], Rows]] = {}
-    for name in ctx.preset.channels:
-        depth = channel_depth(ctx, name)
-        if name == "semantic" and embedder is not None:
-            for i, text in enumerate(plan.sub_queries):
-                jobs[f"semantic#{i}"] = (lambda k=depth, text=text:
-                                         store.semantic(embedder.embed_query(text), k, namespace, filters))
-        elif name == "lexical":
-            jobs[name] = lambda k=depth: store.lexical(terms, k, namespace, filters)
-        elif name == "symbolic" and names:
-            jobs[name] = lambda k=depth: store.symbolic(plan.query, terms, k, namespace, filters, names=names)
-        elif name == "temporal" and plan.has_window:
-            span = (plan.time_start.timestamp(), plan.time_end.timestamp())  # type: ignore[union-attr]
-            jobs[name] = lambda k=depth, span=span: store.temporal(span[0], span[1], terms, k, namespace, filters)
-        elif name == "substring" and (patterns := exact_patterns(plan.query)):
-            jobs[name] = lambda k=depth, patterns=patterns: store.substring(patterns, k, namespace, filters)
-        elif name == "dated" and plan.intent == "temporal" and not plan.has_window:
-            # "When did ...?" names no time but asks for one: entries that state their
-            # event's time are the ones that can answer it.
-            jobs[name] = lambda k=depth: store.dated(terms, k, namespace, filters)
-    return jobs
-
-
-def channel_depth(ctx: SearchContext, channel: str) -> int:
-    """How many candidates a channel returns: its preset ``k``, or the search's ``k`` when
-    more results are asked for than that (so ``k=250`` can return 250 hits)."""
-    return max(ctx.preset.channels[channel].k, ctx.k)
+from .presets import ChannelConfig, Preset
+from .ranker import learned, load_model, query_traits
 
 
 class RecallStage:
     """Every channel of the preset, in parallel, each with its own top-k.
 
-    Returns the union of what they found, unscored: each candidate carries every channel's
-    1-based rank and raw score, which is all fusion needs.
+    Built with the preset's channels, the store, the embedder and the thread pool. Hands
+    fusion each channel's list (``ctx.recalled``) and returns the union of what they found,
+    unscored: each candidate carries every channel's 1-based rank and raw score.
     """
 
     name = "recall"
 
+    def __init__(self, channels: dict[str, ChannelConfig], store: Store, embedder: Embedder | None,
+                 executor: Executor) -> None:
+        self.channels, self.store, self.embedder, self.executor = channels, store, embedder, executor
+
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        executor = ctx.engine.executor
-        futures = {name: executor.submit(_timed, job) for name, job in channel_jobs(ctx, ctx.plan).items()}
+        futures = {name: self.executor.submit(_timed, job) for name, job in self.jobs(ctx, ctx.plan).items()}
         results: dict[str, Rows] = {}
         rec["channels"] = {}
         for name, future in futures.items():
             rows, ms = future.result()
             channel = name.split("#")[0]
-            k = channel_depth(ctx, channel)
+            k = self.depth(ctx, channel)
             if channel == "semantic" and channel in results:
                 rows = _merge_max(results[channel], rows, k)
                 ms = max(ms, rec["channels"][channel]["ms"])
@@ -76,19 +48,55 @@ class RecallStage:
             rec["channels"][channel] = {"k": k, "n": len(rows), "ms": ms,
                                         "top_score": round(rows[0][1], 6) if rows else None}
         if "semantic" in rec["channels"]:
-            rec["channels"]["semantic"]["queries"] = len(ctx.plan.sub_queries)
-        found = candidates_from(results)
+            rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
+        ctx.recalled = {name: results[name] for name in self.channels if name in results}  # preset order
+        found = candidates_from(ctx.recalled)
         rec["n"] = len(found)
         return list(found.values())
 
+    def jobs(self, ctx: SearchContext, plan: QueryPlan) -> dict[str, Callable[[], Rows]]:
+        """One job per channel the plan gives work to, and one semantic job per query text."""
+        store, embedder = self.store, self.embedder
+        namespace, filters = ctx.namespace, ctx.filters
+        terms = query_terms(" ".join([plan.query, *plan.keywords]))
+        names = plan.names()
+        jobs: dict[str, Callable[[], Rows]] = {}
+        for name in self.channels:
+            depth = self.depth(ctx, name)
+            if name == "semantic" and embedder is not None:
+                for i, text in enumerate(plan.semantic_queries()):
+                    jobs[f"semantic#{i}"] = (lambda k=depth, text=text:
+                                             store.semantic(embedder.embed_query(text), k, namespace, filters))
+            elif name == "lexical":
+                jobs[name] = lambda k=depth: store.lexical(terms, k, namespace, filters)
+            elif name == "symbolic" and names:
+                jobs[name] = lambda k=depth: store.symbolic(plan.query, terms, k, namespace, filters, names=names)
+            elif name == "temporal" and plan.has_window:
+                span = (plan.time_start.timestamp(), plan.time_end.timestamp())  # type: ignore[union-attr]
+                jobs[name] = lambda k=depth, span=span: store.temporal(span[0], span[1], terms, k, namespace, filters)
+            elif name == "substring" and (patterns := exact_patterns(plan.query)):
+                jobs[name] = lambda k=depth, patterns=patterns: store.substring(patterns, k, namespace, filters)
+            elif name == "dated" and plan.intent == "temporal" and not plan.has_window:
+                # "When did ...?" names no time but asks for one: entries that state their
+                # event's time are the ones that can answer it.
+                jobs[name] = lambda k=depth: store.dated(terms, k, namespace, filters)
+        return jobs
 
-def channel_lists(candidates: list[Candidate]) -> dict[str, Rows]:
-    """Each channel's result list (best first) rebuilt from the candidates' evidence."""
-    lists: dict[str, list[tuple[int, int, float]]] = {}
-    for c in candidates:
-        for channel, cs in c.channels.items():
-            lists.setdefault(channel, []).append((cs.rank, c.rowid, cs.score))
-    return {channel: [(rowid, score) for _, rowid, score in sorted(rows)] for channel, rows in lists.items()}
+    def depth(self, ctx: SearchContext, channel: str) -> int:
+        """How many candidates a channel returns: its preset ``k``, or the search's ``k`` when
+        more results are asked for than that (so ``k=250`` can return 250 hits)."""
+        return max(self.channels[channel].k, ctx.k)
+
+
+def fusion_inputs(preset: Preset, ctx: SearchContext, rec: dict[str, Any]) -> tuple[dict[str, Rows], dict[str, float], int]:
+    """What fusion works from: each channel's list as recall handed it over, the channel
+    weights (adapted to the query's length when the preset says so), and the query's term count."""
+    weights = {name: conf.weight for name, conf in preset.channels.items()}
+    terms = query_length(ctx.plan.query or ctx.query)
+    if preset.adapt.enabled:
+        weights, share = adapted_weights(weights, preset.adapt, terms)
+        rec["adapt"] = {"query_terms": terms, "share": share}
+    return ctx.recalled, weights, terms
 
 
 class FuseStage:
@@ -100,17 +108,21 @@ class FuseStage:
 
     name = "fuse"
 
+    def __init__(self, preset: Preset) -> None:
+        self.preset = preset
+
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        preset = ctx.preset
-        lists = channel_lists(candidates)
-        results = {name: lists[name] for name in preset.channels if name in lists}  # preset order
-        weights = {name: conf.weight for name, conf in preset.channels.items()}
-        if preset.adapt.enabled:
-            terms = query_length(ctx.plan.query or ctx.query)
-            weights, share = adapted_weights(weights, preset.adapt, terms)
-            rec["adapt"] = {"query_terms": terms, "share": share}
+        preset = self.preset
+        results, weights, terms = fusion_inputs(preset, ctx, rec)
         rec["method"] = preset.fusion
-        if preset.fusion == "weighted":
+        if preset.fusion == "learned":
+            model = load_model(preset.ranker)
+            traits = query_traits(ctx.query, ctx.plan, terms)
+            fused, why = learned(results, weights, traits, model, explain_top=20 if ctx.explain else 0)
+            rec["model"] = model.name
+            if why:
+                rec["contributions"] = why  # moved onto the explained candidates by the pipeline
+        elif preset.fusion == "weighted":
             fused = weighted(results, weights, preset.normalization, preset.calibration)
             rec["normalization"] = preset.normalization
             if preset.calibration is not None:
@@ -127,12 +139,9 @@ class FuseStage:
         else:
             fused = rrf(results, weights, preset.rrf_k)
             rec["k"] = preset.rrf_k
-        if preset.fusion in ("weighted", "rrf"):
+        if preset.fusion in ("weighted", "rrf", "learned"):
             rec["weights"] = weights
         rec["n"] = len(fused)
-        for c in fused:
-            if c.score > ctx.fused_scores.get(c.rowid, float("-inf")):
-                ctx.fused_scores[c.rowid] = c.score
         return fused
 
 

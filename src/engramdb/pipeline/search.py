@@ -18,17 +18,13 @@ from ..plan.base import Planner
 from ..plan.model import QueryPlan
 from ..plan.rules import NoPlanner
 from ..store.base import Filters, Store
-from .context import SearchContext, Stage, attach_entries
+from .context import Retrieve, SearchContext, Stage, attach_entries, merge_candidates
 from .neighbours import NeighboursStage
 from .presets import POST_FUSION, Preset
 from .recall import FuseStage, RecallStage
 from .stages import DiversifyStage, GateStage, GroupStage, PlanStage, RerankStage, ReflectStage
 from .trace import Trace
 
-STAGE_TYPES: dict[str, type] = {
-    "plan": PlanStage, "recall": RecallStage, "fuse": FuseStage, "neighbours": NeighboursStage,
-    "gate": GateStage, "group": GroupStage, "rerank": RerankStage, "diversify": DiversifyStage, "reflect": ReflectStage,
-}
 _EXPLAIN_TOP = 20
 
 
@@ -37,7 +33,8 @@ class SearchPipeline:
 
     ``planner`` reads the question into a `QueryPlan` (default: no planning); ``reflector``
     (an LLM) may ask for more recall when the preset allows reflection rounds; ``reranker``
-    (a cross-encoder with ``score(query, texts)``) serves the rerank stage.
+    (a cross-encoder with ``score(query, texts)``) serves the rerank stage. Each search builds
+    the preset's stages with what each needs; no stage reaches back into the pipeline.
     """
 
     def __init__(self, store: Store, embedder: Embedder | None, executor: Executor,
@@ -48,6 +45,52 @@ class SearchPipeline:
         self.planner: Planner = planner or NoPlanner()
         self.reflector = reflector
         self.reranker = reranker
+
+    def stages(self, preset: Preset) -> list[Stage]:
+        """The preset's stages, in its order, each built with its section and collaborators."""
+        recall = RecallStage(preset.channels, self.store, self.embedder, self.executor)
+        fuse = FuseStage(preset)
+
+        def retrieve(ctx: SearchContext, plan: QueryPlan, label: str) -> list[Candidate]:
+            """Recall and fuse once more for `plan` (a retry or a reflection gap), traced under
+            `label`; the fused candidates also join ``ctx.fused`` (each row's best score)."""
+            saved, ctx.plan = ctx.plan, plan
+            try:
+                found = self._run_stage(ctx, recall, [], label)
+                fused = self._run_stage(ctx, fuse, found, label)
+            finally:
+                ctx.plan = saved
+            ctx.fused = merge_candidates(ctx.fused, fused)
+            return fused
+
+        post = [self._post_fusion(name, preset, retry=None) for name in preset.stages if name in POST_FUSION]
+
+        def after_fusion(ctx: SearchContext, candidates: list[Candidate], label: str) -> list[Candidate]:
+            """The preset's post-fusion stages again (gates without a second retry), for reflection."""
+            for stage in post:
+                candidates = self._run_stage(ctx, stage, candidates, label)
+            return candidates
+
+        built: dict[str, Stage] = {
+            "plan": PlanStage(self.planner, self.store.match_names), "recall": recall, "fuse": fuse,
+            "reflect": ReflectStage(self.reflector, preset.reflect_rounds, self.store.fetch, retrieve, after_fusion,
+                                    self.hits),
+        }
+        return [built[name] if name in built else self._post_fusion(name, preset, retry=retrieve)
+                for name in preset.stages]
+
+    def _post_fusion(self, name: str, preset: Preset, retry: Retrieve | None) -> Stage:
+        if name == "neighbours":
+            return NeighboursStage(preset.neighbours, self.store.turn_neighbours)
+        if name == "gate":
+            return GateStage(preset.gate, self.store, retry)
+        if name == "group":
+            return GroupStage(preset.group, self.store.fetch)
+        if name == "rerank":
+            return RerankStage(preset.rerank, self.reranker, self.store.fetch)
+        if name == "diversify":
+            return DiversifyStage(preset.diversify, self.store)
+        raise ValueError(f"unknown stage {name!r}")
 
     def run(
         self,
@@ -69,18 +112,20 @@ class SearchPipeline:
         trace = Trace()
         clients = _clients(self.planner, self.reflector)
         llm_before = {id(c): c.usage.calls for c in clients}
-        ctx = SearchContext(query=query, k=k, preset=preset, namespace=namespace, filters=filters, trace=trace,
-                            engine=self, group_by=group_by, now=now, explain=explain, reflect=reflect,
+        ctx = SearchContext(query=query, k=k, namespace=namespace, filters=filters, trace=trace,
+                            group_by=group_by, now=now, explain=explain, reflect=reflect,
                             plan=QueryPlan(query=query, planner="none"))
         trace.info = {"preset": preset.name, "pipeline": list(preset.stages), "namespace": namespace,
                       "filters": _filters_dict(filters)}
         candidates: list[Candidate] = []
-        for name in preset.stages:
-            candidates = self._run_stage(ctx, STAGE_TYPES[name](), candidates)
+        for stage in self.stages(preset):
+            candidates = self._run_stage(ctx, stage, candidates)
+            if stage.name == "fuse":
+                ctx.fused = candidates
         with trace.stage("select", k=k) as rec:
-            selected = attach_entries(ctx, candidates[:k])
+            selected = attach_entries(self.store.fetch, candidates[:k])
             if len(selected) < k and len(candidates) > k:  # rows deleted since recall
-                selected = attach_entries(ctx, candidates)[:k]
+                selected = attach_entries(self.store.fetch, candidates)[:k]
             rec["n"] = len(selected)
             if explain:
                 rec["candidates"] = self.describe(selected)
@@ -114,26 +159,8 @@ class SearchPipeline:
             if "skipped" not in rec and stage.name != "plan":
                 rec.setdefault("n", len(out))
                 if ctx.explain and stage.name not in ("plan", "recall"):
-                    rec["candidates"] = self.describe(out[:_EXPLAIN_TOP])
+                    rec["candidates"] = self.describe(out[:_EXPLAIN_TOP], rec.pop("contributions", None))
         return out
-
-    # -- callbacks for stages that recall again (gate retry, reflection) ------------------
-    def retrieve(self, ctx: SearchContext, plan: QueryPlan, label: str) -> list[Candidate]:
-        """Recall and fuse once more for `plan` (a retry or a reflection gap), traced under `label`."""
-        saved, ctx.plan = ctx.plan, plan
-        try:
-            found = self._run_stage(ctx, RecallStage(), [], label)
-            return self._run_stage(ctx, FuseStage(), found, label)
-        finally:
-            ctx.plan = saved
-
-    def after_fusion(self, ctx: SearchContext, candidates: list[Candidate], label: str) -> list[Candidate]:
-        """The preset's post-fusion stages again (gates without a second retry), for reflection."""
-        for name in ctx.preset.stages:
-            if name in POST_FUSION:
-                stage = GateStage(retry=False) if name == "gate" else STAGE_TYPES[name]()
-                candidates = self._run_stage(ctx, stage, candidates, label)
-        return candidates
 
     # -- output ---------------------------------------------------------------------------
     @staticmethod
@@ -141,15 +168,21 @@ class SearchPipeline:
         return [Hit(id=c.entry.id or "", text=c.entry.text, score=c.score, entry=c.entry, channels=c.channels)
                 for c in selected if c.entry is not None]
 
-    def describe(self, candidates: list[Candidate]) -> list[dict[str, Any]]:
-        """Entry ids with scores and per-channel evidence, for the trace (only with explain)."""
+    def describe(self, candidates: list[Candidate],
+                 contributions: dict[int, dict[str, float]] | None = None) -> list[dict[str, Any]]:
+        """Entry ids with scores and per-channel evidence, for the trace (only with explain);
+        with a learned fusion, each candidate's largest feature contributions to its logit."""
         missing = [c.rowid for c in candidates if c.entry is None]
         entries = self.store.fetch(missing) if missing else {}
         out = []
         for c in candidates:
             entry = c.entry or entries.get(c.rowid)
-            out.append({"id": entry.id if entry else None, "score": round(c.score, 6),
-                        "channels": {n: {"rank": cs.rank, "score": round(cs.score, 6)} for n, cs in c.channels.items()}})
+            row: dict[str, Any] = {"id": entry.id if entry else None, "score": round(c.score, 6),
+                                   "channels": {n: {"rank": cs.rank, "score": round(cs.score, 6)}
+                                                for n, cs in c.channels.items()}}
+            if contributions and c.rowid in contributions:
+                row["contributions"] = contributions[c.rowid]
+            out.append(row)
         return out
 
 

@@ -1,7 +1,8 @@
 """The stages around recall and fusion: plan, gate, group, rerank, diversify, reflect.
 
-Each is a small callable ``(ctx, candidates, rec) -> candidates`` (see `context.Stage`); a
-preset lists which run and in what order. A stage with nothing configured passes its input
+Each is a small callable ``(ctx, candidates, rec) -> candidates`` (see `context.Stage`), built
+with its preset section and the collaborators it calls; a preset lists which run and in what
+order. A stage with nothing configured passes its input
 through and says why in its trace record.
 """
 
@@ -9,27 +10,34 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from ..model import Candidate, ChannelScore
-from ..plan.base import PlanContext
+from ..model import Candidate, ChannelScore, Hit
+from ..plan.base import PlanContext, Planner
+from ..store.base import Store
 from ..text.tokenize import query_terms
-from .context import SearchContext, attach_entries
+from .context import AfterFusion, Fetch, Retrieve, SearchContext, attach_entries
 from .diversify import mmr
+from .gates import GateConfig
 from .group import cap, collapse
+from .presets import DiversifyConfig, GroupConfig, RerankConfig
 
 
 class PlanStage:
-    """Reads the question into `ctx.plan` (keywords, names, time window, intent, sub-queries)."""
+    """Reads the question into `ctx.plan` (keywords, names, time window, intent, sub-queries).
+
+    Built with the planner and the store's ``match_names(namespace, text)`` (the names it knows)."""
 
     name = "plan"
 
+    def __init__(self, planner: Planner, match_names: Callable[[str | None, str], list[tuple[str, str]]]) -> None:
+        self.planner, self.match_names = planner, match_names
+
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        store = ctx.engine.store
-        context = PlanContext(now=ctx.now, match_names=lambda text: store.match_names(ctx.namespace, text))
-        plan = ctx.plan = ctx.engine.planner.plan(ctx.query, context)
+        context = PlanContext(now=ctx.now, match_names=lambda text: self.match_names(ctx.namespace, text))
+        plan = ctx.plan = self.planner.plan(ctx.query, context)
         rec["query"] = ctx.query
         rec["planner"] = plan.planner
         rec["plan"] = plan.to_dict()
@@ -46,35 +54,35 @@ class GateStage:
 
     name = "gate"
 
-    def __init__(self, retry: bool = True) -> None:
-        self.retry = retry
+    def __init__(self, gate: GateConfig, store: Store, retrieve: Retrieve | None) -> None:
+        """`retrieve` recalls and fuses again for the retry (None: no retry)."""
+        self.gate, self.store, self.retrieve = gate, store, retrieve
 
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        gate = ctx.preset.gate
+        gate = self.gate
         if not gate.active:
             rec["skipped"] = "no gates set"
             return candidates
         if gate.cross_lingual:  # the only floor that reads the entries' text (their script)
-            candidates = attach_entries(ctx, candidates)
-        kept = gate.apply(candidates, ctx.query, _coverage(ctx, candidates))
+            candidates = attach_entries(self.store.fetch, candidates)
+        kept = gate.apply(candidates, ctx.query, self._coverage(ctx, candidates))
         rec["n_in"], rec["n_out"] = len(candidates), len(kept)
-        if kept or not candidates or not self.retry:
+        if kept or not candidates or self.retrieve is None:
             return kept
         # A too-strict floor or a bad expansion must not lose everything.
         simple = replace(ctx.plan, sub_queries=[ctx.plan.query], routes=[])
-        again = ctx.engine.retrieve(ctx, simple, " (retry)")
+        again = self.retrieve(ctx, simple, " (retry)")
         relaxed = gate.relaxed()
         if relaxed is not None and again:
             if gate.cross_lingual:
-                again = attach_entries(ctx, again)
-            again = relaxed.apply(again, ctx.query, _coverage(ctx, again))
+                again = attach_entries(self.store.fetch, again)
+            again = relaxed.apply(again, ctx.query, self._coverage(ctx, again))
         rec["retry"] = {"gates": "relaxed" if relaxed is not None else "off", "n_out": len(again)}
         return again
 
-
-def _coverage(ctx: SearchContext, candidates: list[Candidate]) -> dict[int, int]:
-    """Distinct query terms per candidate, from the store's term index (no re-analysis of text)."""
-    return ctx.engine.store.term_coverage(query_terms(ctx.query), [c.rowid for c in candidates])
+    def _coverage(self, ctx: SearchContext, candidates: list[Candidate]) -> dict[int, int]:
+        """Distinct query terms per candidate, from the store's term index (no re-analysis of text)."""
+        return self.store.term_coverage(query_terms(ctx.query), [c.rowid for c in candidates])
 
 
 class GroupStage:
@@ -84,8 +92,11 @@ class GroupStage:
 
     name = "group"
 
+    def __init__(self, conf: GroupConfig, fetch: Fetch) -> None:
+        self.conf, self.fetch = conf, fetch
+
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        conf = ctx.preset.group
+        conf = self.conf
         if ctx.group_by is not None:
             rec["by"], rec["per_group"] = ctx.group_by, 1
             return self._collapse(ctx, candidates, rec)
@@ -93,7 +104,7 @@ class GroupStage:
             rec["skipped"] = "no [group] settings and no group_by"
             return candidates
         depth = ctx.k * conf.pool_factor
-        pool = attach_entries(ctx, candidates[:depth])
+        pool = attach_entries(self.fetch, candidates[:depth])
         if conf.dedupe:
             pool = _dedupe(pool)
         if conf.per_group is not None:
@@ -102,8 +113,7 @@ class GroupStage:
         rec.update(by=conf.by, per_group=conf.per_group, pool=depth, n_in=len(candidates), n_out=len(kept))
         return kept
 
-    @staticmethod
-    def _collapse(ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+    def _collapse(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
         """Fetch in windows until k groups fill, so a long tail of one source is not all loaded."""
         assert ctx.group_by is not None
         window = max(ctx.k * 4, 20)
@@ -111,7 +121,7 @@ class GroupStage:
         end = 0
         while end < len(candidates):
             end += window
-            loaded = attach_entries(ctx, candidates[:end])
+            loaded = attach_entries(self.fetch, candidates[:end])
             chosen = collapse(loaded, ctx.group_by)
             if len(chosen) >= ctx.k:
                 break
@@ -150,13 +160,16 @@ class RerankStage:
 
     name = "rerank"
 
+    def __init__(self, conf: RerankConfig, reranker: Any, fetch: Fetch) -> None:
+        self.conf, self.reranker, self.fetch = conf, reranker, fetch
+
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        reranker = ctx.engine.reranker
+        reranker = self.reranker
         if reranker is None:
             rec["skipped"] = "no cross-encoder (set [rerank] model or ENGRAM_RERANKER)"
             return candidates
-        conf = ctx.preset.rerank
-        pool = attach_entries(ctx, candidates[: max(conf.pool, ctx.k)])
+        conf = self.conf
+        pool = attach_entries(self.fetch, candidates[: max(conf.pool, ctx.k)])
         if not pool:
             return candidates
         raw = np.asarray(reranker.score(ctx.query, [c.entry.text for c in pool if c.entry]), dtype=np.float64)
@@ -164,12 +177,12 @@ class RerankStage:
         combined = conf.weight * _minmax(raw) + (1 - conf.weight) * _minmax(fused)
         order = sorted(range(len(pool)), key=lambda i: (-combined[i], -raw[i], pool[i].rowid))
         by_raw = {i: r for r, i in enumerate(sorted(range(len(pool)), key=lambda i: -raw[i]), start=1)}
-        for i, c in enumerate(pool):
-            c.channels["rerank"] = ChannelScore(rank=by_raw[i], score=float(raw[i]))
-            c.score = float(combined[i])
+        rescored = [replace(c, score=float(combined[i]),
+                            channels={**c.channels, "rerank": ChannelScore(rank=by_raw[i], score=float(raw[i]))})
+                    for i, c in enumerate(pool)]
         rec.update(model=getattr(reranker, "name", type(reranker).__name__), pool=len(pool), weight=conf.weight)
         pool_ids = {c.rowid for c in pool}
-        return [pool[i] for i in order] + [c for c in candidates if c.rowid not in pool_ids]
+        return [rescored[i] for i in order] + [c for c in candidates if c.rowid not in pool_ids]
 
 
 class DiversifyStage:
@@ -177,13 +190,16 @@ class DiversifyStage:
 
     name = "diversify"
 
+    def __init__(self, conf: DiversifyConfig, store: Store) -> None:
+        self.conf, self.store = conf, store
+
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        conf = ctx.preset.diversify
+        conf = self.conf
         if conf.mmr_lambda is None:
             rec["skipped"] = "no [diversify] mmr_lambda"
             return candidates
-        pool = attach_entries(ctx, candidates[: max(ctx.k, conf.pool)])
-        chosen = mmr(pool, ctx.k, conf.mmr_lambda, ctx.engine.store.vectors_of([c.rowid for c in pool]))
+        pool = attach_entries(self.store.fetch, candidates[: max(ctx.k, conf.pool)])
+        chosen = mmr(pool, ctx.k, conf.mmr_lambda, self.store.vectors_of([c.rowid for c in pool]))
         chosen_ids = {c.rowid for c in chosen}
         rec.update(mmr_lambda=conf.mmr_lambda, pool=len(pool),
                    moved=sum(1 for a, b in zip(chosen, pool) if a.rowid != b.rowid))
@@ -191,41 +207,37 @@ class DiversifyStage:
 
 
 class ReflectStage:
-    """Bounded LLM reflection: judge the top k; for each gap, recall the missing pieces and
-    run the preset's post-fusion stages again over the merged candidates."""
+    """Bounded LLM reflection: judge the top k; for each gap, recall the missing pieces, merge
+    them into the fused ranking and run the preset's post-fusion stages again.
+
+    Built with the reflector (None: no LLM), the preset's number of rounds, the entry loader,
+    a retriever (recall + fuse for a gap plan) and the post-fusion stages to run again."""
 
     name = "reflect"
 
+    def __init__(self, reflector: Any, rounds: int, fetch: Fetch, retrieve: Retrieve, after_fusion: AfterFusion,
+                 to_hits: Callable[[list[Candidate]], list[Hit]]) -> None:
+        self.reflector, self.rounds, self.fetch = reflector, rounds, fetch
+        self.retrieve, self.after_fusion, self.to_hits = retrieve, after_fusion, to_hits
+
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        engine = ctx.engine
-        rounds = ctx.preset.reflect_rounds if (ctx.reflect and engine.reflector is not None) else 0
+        rounds = self.rounds if (ctx.reflect and self.reflector is not None) else 0
         if not rounds:
             rec["skipped"] = ("reflection off for this query" if not ctx.reflect else
-                              "no LLM configured" if engine.reflector is None else "reflect_rounds = 0")
+                              "no LLM configured" if self.reflector is None else "reflect_rounds = 0")
             return candidates
         rec["rounds"] = []
         for round_ in range(rounds):
-            top = attach_entries(ctx, candidates[: ctx.k])
-            judgement = engine.reflector.judge(ctx.query, ctx.plan, engine.hits(top))
+            top = attach_entries(self.fetch, candidates[: ctx.k])
+            judgement = self.reflector.judge(ctx.query, ctx.plan, self.to_hits(top))
             rec["rounds"].append({"round": round_ + 1, **judgement.to_dict()})
             if judgement.complete or not judgement.gap_queries:
                 break
             gap_plan = replace(ctx.plan, query=judgement.gap_queries[0], sub_queries=judgement.gap_queries,
                                keywords=[], routes=[])
-            more = engine.retrieve(ctx, gap_plan, f" (gap {round_ + 1})")
-            # Back to fused scores before merging (a rerank stage rescored the pool in place),
-            # so old and new candidates compete on one scale; the post-fusion stages run again.
-            for c in candidates:
-                c.score = ctx.fused_scores.get(c.rowid, c.score)
-                c.channels.pop("rerank", None)
-            candidates = engine.after_fusion(ctx, merge_candidates(candidates, more), f" (gap {round_ + 1})")
+            # The retriever merges the gap's fused candidates into ctx.fused (each row's best
+            # fused score); the post-fusion stages (rerank among them) run again over it, so
+            # old and new candidates compete on one scale.
+            self.retrieve(ctx, gap_plan, f" (gap {round_ + 1})")
+            candidates = self.after_fusion(ctx, list(ctx.fused), f" (gap {round_ + 1})")
         return candidates
-
-
-def merge_candidates(old: list[Candidate], new: list[Candidate]) -> list[Candidate]:
-    """Extra recall joins the first: a row keeps its best score."""
-    merged = {c.rowid: c for c in old}
-    for c in new:
-        if c.rowid not in merged or c.score > merged[c.rowid].score:
-            merged[c.rowid] = c
-    return sorted(merged.values(), key=lambda c: (-c.score, c.rowid))

@@ -8,6 +8,8 @@ from typing import Any
 
 INTENTS = ("lookup", "temporal", "enumeration", "multi-hop", "comparison", "preference")
 MAX_SUB_QUERIES = 4
+#: sub-queries and route queries together
+MAX_SEMANTIC_QUERIES = 6
 
 
 @dataclass(slots=True)
@@ -56,9 +58,19 @@ class QueryPlan:
     def has_window(self) -> bool:
         return self.time_start is not None and self.time_end is not None
 
+    def semantic_queries(self) -> list[str]:
+        """The texts the semantic channel embeds: the sub-queries, then each route's own
+        queries (an LLM planner's routes may hold queries its sub-queries lack), at most
+        `MAX_SEMANTIC_QUERIES`."""
+        texts = [*self.sub_queries, *(q for r in self.routes for q in r.queries)]
+        return list(dict.fromkeys(t.strip() for t in texts if t.strip()))[:MAX_SEMANTIC_QUERIES]
+
     def names(self) -> list[tuple[str, str]]:
-        """(field, lower-cased value) pairs for the symbolic channel."""
-        pairs = [("person", p) for p in self.persons] + [("entity", e) for e in self.entities]
+        """(field, lower-cased value) pairs for the symbolic channel: the plan's names and
+        those of its routes."""
+        persons = [*self.persons, *(p for r in self.routes for p in r.persons)]
+        entities = [*self.entities, *(e for r in self.routes for e in r.entities)]
+        pairs = [("person", p) for p in persons] + [("entity", e) for e in entities]
         if self.location:
             pairs.append(("location", self.location))
         return list(dict.fromkeys((f, v.strip().lower()) for f, v in pairs if v.strip()))
