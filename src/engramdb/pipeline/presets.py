@@ -23,7 +23,7 @@ from .adapt import AdaptConfig, parse_adapt
 from .gates import GateConfig
 from .neighbours import NeighboursConfig, parse_neighbours
 
-CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
+CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring", "feedback")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route", "learned")
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")
@@ -38,6 +38,9 @@ MAX_DEPTH = 10_000  # the largest count (channel k, pools) a preset may ask for
 class ChannelConfig:
     k: int = 50
     weight: float = 1.0
+    #: feedback channel only: how many first-pass results feed the query vector, and their weight
+    top: int = 3
+    alpha: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,11 +349,15 @@ def _channels(check: _Checker, data: dict[str, Any]) -> dict[str, ChannelConfig]
     for channel, conf in raw.items():
         if channel not in CHANNELS:
             raise check.fail(f"unknown channel {channel!r} (known: {', '.join(CHANNELS)})")
-        if not isinstance(conf, dict) or set(conf) - {"k", "weight"}:
-            raise check.fail(f"channel {channel!r} takes only 'k' and 'weight'")
+        allowed = {"k", "weight", "top", "alpha"} if channel == "feedback" else {"k", "weight"}
+        if not isinstance(conf, dict) or set(conf) - allowed:
+            raise check.fail(f"channel {channel!r} takes only {', '.join(repr(a) for a in sorted(allowed))}")
         k = check.integer(f"channels.{channel}", conf, "k", 50)
         weight = check.number(f"channels.{channel}", conf, "weight", 1.0, low=0.0)
-        channels[channel] = ChannelConfig(k=k or 50, weight=weight if weight is not None else 1.0)
+        top = check.integer(f"channels.{channel}", conf, "top", 3, low=1, high=50)
+        alpha = check.number(f"channels.{channel}", conf, "alpha", 1.0, low=0.0, high=100.0)
+        channels[channel] = ChannelConfig(k=k or 50, weight=weight if weight is not None else 1.0,
+                                          top=top or 3, alpha=alpha if alpha is not None else 1.0)
     if not channels:
         raise check.fail("needs at least one channel under [channels.<name>]")
     return channels

@@ -6,13 +6,15 @@ import time
 from concurrent.futures import Executor
 from typing import Any, Callable
 
+import numpy as np
+
 from ..embed.base import Embedder
 from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..store.base import Store
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
-from .adapt import adapted_weights, query_length
+from .adapt import AdaptConfig, adapted_weights, query_length
 from .context import Rows, SearchContext
 from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
 from .presets import ChannelConfig, Preset
@@ -30,11 +32,22 @@ class RecallStage:
     name = "recall"
 
     def __init__(self, channels: dict[str, ChannelConfig], store: Store, embedder: Embedder | None,
-                 executor: Executor) -> None:
+                 executor: Executor, adapt: AdaptConfig | None = None) -> None:
         self.channels, self.store, self.embedder, self.executor = channels, store, embedder, executor
+        self.adapt = adapt or AdaptConfig()
+
+    def _feedback_weight(self, ctx: SearchContext) -> float:
+        """The feedback channel's weight for this query (after `[adapt]`): 0 means it does not run."""
+        if "feedback" not in self.channels:
+            return 0.0
+        weights = {name: conf.weight for name, conf in self.channels.items()}
+        adapted, _ = adapted_weights(weights, self.adapt, query_length(ctx.plan.query or ctx.query))
+        return adapted["feedback"]
 
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
-        futures = {name: self.executor.submit(_timed, job) for name, job in self.jobs(ctx, ctx.plan).items()}
+        vectors: dict[str, np.ndarray] = {}
+        futures = {name: self.executor.submit(_timed, job)
+                   for name, job in self.jobs(ctx, ctx.plan, vectors).items()}
         results: dict[str, Rows] = {}
         rec["channels"] = {}
         for name, future in futures.items():
@@ -49,24 +62,54 @@ class RecallStage:
                                         "top_score": round(rows[0][1], 6) if rows else None}
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
+        if ctx.plan.query in vectors and results and self._feedback_weight(ctx) > 0:
+            rows, ms = _timed(lambda: self.feedback(ctx, vectors[ctx.plan.query], results))
+            results["feedback"] = rows
+            rec["channels"]["feedback"] = {"k": self.depth(ctx, "feedback"), "n": len(rows), "ms": ms,
+                                           "top_score": round(rows[0][1], 6) if rows else None}
         ctx.recalled = {name: results[name] for name in self.channels if name in results}  # preset order
         found = candidates_from(ctx.recalled)
         rec["n"] = len(found)
         return list(found.values())
 
-    def jobs(self, ctx: SearchContext, plan: QueryPlan) -> dict[str, Callable[[], Rows]]:
-        """One job per channel the plan gives work to, and one semantic job per query text."""
+    def feedback(self, ctx: SearchContext, query_vector: np.ndarray, results: dict[str, Rows]) -> Rows:
+        """Pseudo-relevance feedback (Rocchio on embeddings): the query's vector moved towards
+        the mean vector of the first pass's best ``top`` rows (by reciprocal-rank fusion of the
+        channels), searched again. Catches entries that resemble what was found but share
+        little with the query's own wording (a chatty context, a paraphrase)."""
+        conf = self.channels["feedback"]
+        first = rrf(results, {}, 60)[: conf.top]
+        if not first:
+            return []
+        found = self.store.vectors_of([c.rowid for c in first])
+        if found.ndim != 2 or found.shape[1] != query_vector.shape[0]:
+            return []  # no vector index (yet)
+        moved = query_vector + conf.alpha * found.mean(axis=0)
+        norm = float(np.linalg.norm(moved))
+        if norm == 0:
+            return []
+        return self.store.semantic(moved / norm, self.depth(ctx, "feedback"), ctx.namespace, ctx.filters)
+
+    def jobs(self, ctx: SearchContext, plan: QueryPlan, vectors: dict[str, np.ndarray] | None = None,
+             ) -> dict[str, Callable[[], Rows]]:
+        """One job per channel the plan gives work to, and one semantic job per query text
+        (whose vector is kept in `vectors`, for feedback)."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
         terms = query_terms(" ".join([plan.query, *plan.keywords]))
         names = plan.names()
         jobs: dict[str, Callable[[], Rows]] = {}
+        kept = vectors if vectors is not None else {}
+
+        def semantic(text: str, k: int) -> Rows:
+            vector = kept[text] = embedder.embed_query(text)  # type: ignore[union-attr]
+            return store.semantic(vector, k, namespace, filters)
+
         for name in self.channels:
             depth = self.depth(ctx, name)
             if name == "semantic" and embedder is not None:
                 for i, text in enumerate(plan.semantic_queries()):
-                    jobs[f"semantic#{i}"] = (lambda k=depth, text=text:
-                                             store.semantic(embedder.embed_query(text), k, namespace, filters))
+                    jobs[f"semantic#{i}"] = lambda k=depth, text=text: semantic(text, k)
             elif name == "lexical":
                 jobs[name] = lambda k=depth: store.lexical(terms, k, namespace, filters)
             elif name == "symbolic" and names:

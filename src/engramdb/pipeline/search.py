@@ -48,7 +48,7 @@ class SearchPipeline:
 
     def stages(self, preset: Preset) -> list[Stage]:
         """The preset's stages, in its order, each built with its section and collaborators."""
-        recall = RecallStage(preset.channels, self.store, self.embedder, self.executor)
+        recall = RecallStage(preset.channels, self.store, self.embedder, self.executor, preset.adapt)
         fuse = FuseStage(preset)
 
         def retrieve(ctx: SearchContext, plan: QueryPlan, label: str) -> list[Candidate]:
