@@ -23,7 +23,7 @@ from .adapt import AdaptConfig, parse_adapt
 from .gates import GateConfig
 from .neighbours import NeighboursConfig, parse_neighbours
 
-CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
+CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring", "translated")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route")
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")

@@ -12,6 +12,7 @@ from ..text.tokenize import query_terms
 from .adapt import adapted_weights, query_length
 from .context import SearchContext
 from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
+from .translated import translated_search
 
 Rows = list[tuple[int, float]]
 
@@ -20,7 +21,8 @@ def channel_jobs(ctx: SearchContext, plan: QueryPlan) -> dict[str, Callable[[], 
     """One job per channel the plan gives work to, and one semantic job per sub-query."""
     store, embedder = ctx.engine.store, ctx.engine.embedder
     namespace, filters = ctx.namespace, ctx.filters
-    terms = query_terms(" ".join([plan.query, *plan.keywords]))
+    text = " ".join([plan.query, *plan.keywords])
+    terms = query_terms(text)
     names = plan.names()
     jobs: dict[str, Callable[[], Rows]] = {}
     for name in ctx.preset.channels:
@@ -42,6 +44,9 @@ def channel_jobs(ctx: SearchContext, plan: QueryPlan) -> dict[str, Callable[[], 
             # "When did ...?" names no time but asks for one: entries that state their
             # event's time are the ones that can answer it.
             jobs[name] = lambda k=depth: store.dated(terms, k, namespace, filters)
+        elif name == "translated" and terms:
+            # the query's terms through a Chinese-English dictionary (pipeline/translated.py)
+            jobs[name] = lambda k=depth: translated_search(store, text, k, namespace, filters)
     return jobs
 
 

