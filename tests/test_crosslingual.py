@@ -11,14 +11,19 @@ from pathlib import Path
 import pytest
 
 from engramdb import Memory
+from engramdb.errors import InputError
 from engramdb.pipeline.presets import load_preset
 from engramdb.store.base import Filters
 from engramdb.text import bilingual
 from engramdb.text.bilingual import BilingualDictionary, dictionary, parse_cedict, script, translate_query
 from engramdb.pipeline.translated import translated_search
 
-ONLY_TRANSLATED = {"pipeline": {"stages": ["plan", "recall", "fuse"]},
-                   "channels": {"translated": {"k": 10, "weight": 1.0}}, "fusion": {"method": "weighted"}}
+# BM25 alone, with and without the translations merged into its list
+LEXICAL = {"pipeline": {"stages": ["plan", "recall", "fuse"]},
+           "channels": {"lexical": {"k": 10, "weight": 1.0}}, "fusion": {"method": "weighted"}}
+TRANSLATED = {**LEXICAL, "channels": {"lexical": {"k": 10, "weight": 1.0}, "translated": {"k": 10, "weight": 1.0}}}
+
+NO_TRANSLATIONS = {"extends": "default", "channels": {"translated": {"weight": 0}}}
 
 MEMORIES = [
     ("leak", "生产服务器有内存泄漏，内存占用每天涨两个G，暂时每晚重启一次。"),
@@ -27,6 +32,8 @@ MEMORIES = [
     ("surgery", "妈妈下个月做膝盖手术，我要请一周假回家照顾她。"),
     ("tokyo", "去东京的机票订好了，四月三号早上八点起飞。"),
     ("berlin", "The flight to Berlin was delayed four hours because of a storm."),
+    ("rack", "机房新到一台 server，放在三号机柜。"),
+    ("door", "The server room door code changed."),
 ]
 
 
@@ -137,44 +144,72 @@ def _ids(mem: Memory, query: str, preset: object = "default", **kw: object) -> l
     return [h.entry.id for h in mem.search(query, k=3, preset=preset, **kw).hits]  # type: ignore[arg-type]
 
 
+def _rank(mem: Memory, query: str, entry_id: str, preset: object = "default") -> int:
+    ids = [h.entry.id for h in mem.search(query, k=len(MEMORIES), preset=preset).hits]  # type: ignore[arg-type]
+    return ids.index(entry_id) if entry_id in ids else len(MEMORIES)
+
+
 def test_an_english_question_finds_the_chinese_memory(bilingual_mem: Memory) -> None:
-    assert _ids(bilingual_mem, "server keeps using more RAM", ONLY_TRANSLATED)[0] == "leak"
-    assert _ids(bilingual_mem, "when is mom's knee surgery", ONLY_TRANSLATED)[0] == "surgery"
-    # with the default preset too, above the English note that shares the question's words
-    assert _ids(bilingual_mem, "server keeps using more RAM")[0] == "leak"
+    assert "leak" not in _ids(bilingual_mem, "server keeps using more RAM", LEXICAL)
+    assert _ids(bilingual_mem, "server keeps using more RAM", TRANSLATED)[0] == "leak"
+    assert _ids(bilingual_mem, "when is mom's knee surgery", TRANSLATED)[0] == "surgery"
+    # with the default preset too: the translations lift it
+    assert _rank(bilingual_mem, "server keeps using more RAM", "leak") < _rank(
+        bilingual_mem, "server keeps using more RAM", "leak", NO_TRANSLATIONS)
 
 
 def test_a_chinese_question_finds_the_english_memory(bilingual_mem: Memory) -> None:
-    assert _ids(bilingual_mem, "去柏林的航班为什么延误？", ONLY_TRANSLATED)[0] == "berlin"
-    assert _ids(bilingual_mem, "跑步以后膝盖疼，理疗师怎么说？", ONLY_TRANSLATED)[0] == "knee"
-    assert _ids(bilingual_mem, "去柏林的航班为什么延误？")[0] == "berlin"
+    assert "berlin" not in _ids(bilingual_mem, "去柏林的航班为什么延误？", LEXICAL)
+    assert _ids(bilingual_mem, "去柏林的航班为什么延误？", TRANSLATED)[0] == "berlin"
+    assert _ids(bilingual_mem, "跑步以后膝盖疼，理疗师怎么说？", TRANSLATED)[0] == "knee"
+    assert _rank(bilingual_mem, "去柏林的航班为什么延误？", "berlin") == 0
 
 
 def test_the_channel_keeps_only_the_other_language(bilingual_mem: Memory) -> None:
-    # "膝盖" is in a Chinese memory too; a Chinese question's translations only bring English ones
-    hits = bilingual_mem.search("膝盖", k=5, preset=ONLY_TRANSLATED).hits
-    assert [h.entry.id for h in hits] == ["knee"]
     store = bilingual_mem.store
+    # "膝盖" is in a Chinese memory too; a Chinese question's translations only bring English ones
+    rows = translated_search(store, "膝盖", 10, "default", Filters())
+    assert [e.id for e in store.fetch([r for r, _ in rows]).values()] == ["knee"]
+    lexical = dict(store.lexical(["knee"], 10, "default", Filters()))
+    assert translated_search(store, "膝盖", 10, "default", Filters(), scale=0.5) == [
+        (rowid, score * 0.5) for rowid, score in rows]
+    assert set(dict(rows)) <= set(lexical)
+    # a Chinese note that contains the English word is the lexical channel's business
+    by_id = {e.id: rowid for rowid, e in store.fetch([r for r, _ in store.lexical(["server"], 10, "default", Filters())]).items()}
+    assert {"rack", "door"} <= set(by_id)
+    found = {rowid for rowid, _ in translated_search(store, "服务器", 10, "default", Filters())}
+    assert by_id["door"] in found and by_id["rack"] not in found
     rows = translated_search(store, "knee flight", 10, "default", Filters())
     assert rows and all(script(e.text) == "zh" for e in store.fetch([r for r, _ in rows]).values())
 
 
 def test_namespace_and_filters_hold_inside_the_channel(bilingual_mem: Memory) -> None:
     query = "server memory leak"
-    assert _ids(bilingual_mem, query, ONLY_TRANSLATED, namespace="other") == ["leak-b"]
-    assert "leak-b" not in _ids(bilingual_mem, query, ONLY_TRANSLATED)
-    assert _ids(bilingual_mem, query, ONLY_TRANSLATED, namespace="other", filters={"topic": "ops"}) == ["leak-b"]
-    assert _ids(bilingual_mem, query, ONLY_TRANSLATED, namespace="other", filters={"topic": "travel"}) == []
+    assert _ids(bilingual_mem, query, TRANSLATED, namespace="other") == ["leak-b"]
+    assert "leak-b" not in _ids(bilingual_mem, query, TRANSLATED)
+    assert _ids(bilingual_mem, query, TRANSLATED, namespace="other", filters={"topic": "ops"}) == ["leak-b"]
+    assert _ids(bilingual_mem, query, TRANSLATED, namespace="other", filters={"topic": "travel"}) == []
+    store = bilingual_mem.store
+    assert translated_search(store, query, 10, "other", Filters(topic="travel")) == []
 
 
 def test_a_query_without_translations_is_a_no_op(bilingual_mem: Memory) -> None:
-    result = bilingual_mem.search("zzqxv wug", k=3, explain=True)
-    recall = next(s for s in result.trace["stages"] if s["stage"] == "recall")
-    assert "translated" not in recall["channels"] or recall["channels"]["translated"]["n"] == 0
-    assert bilingual_mem.search("zzqxv wug", k=3, preset=ONLY_TRANSLATED).hits == []
+    def ranked(query: str, preset: object) -> list[tuple[str, float]]:
+        return [(h.entry.id, h.score) for h in bilingual_mem.search(query, k=8, preset=preset).hits]  # type: ignore[arg-type]
+
+    assert ranked("zzqxv wug", "default") == ranked("zzqxv wug", NO_TRANSLATIONS)
+    assert ranked("zzqxv wug", TRANSLATED) == ranked("zzqxv wug", LEXICAL) == []
     assert translated_search(bilingual_mem.store, "zzqxv wug", 10, None, Filters()) == []
+    assert translated_search(bilingual_mem.store, "knee", 10, None, Filters(), scale=0) == []  # weight 0: off
+    # and a question whose translations match nothing changes nothing either
+    assert ranked("Berlin storm", "default") == ranked("Berlin storm", NO_TRANSLATIONS)
 
 
 def test_the_default_preset_runs_the_channel() -> None:
     preset = load_preset("default")
     assert "translated" in preset.channels and preset.channels["translated"].weight > 0
+
+
+def test_translations_need_the_lexical_channel() -> None:
+    with pytest.raises(InputError, match="add \\[channels.lexical\\]"):
+        load_preset({"channels": {"translated": {"k": 10}}})

@@ -329,6 +329,8 @@ def _channels(check: _Checker, data: dict[str, Any]) -> dict[str, ChannelConfig]
         channels[channel] = ChannelConfig(k=k or 50, weight=weight if weight is not None else 1.0)
     if not channels:
         raise check.fail("needs at least one channel under [channels.<name>]")
+    if "translated" in channels and "lexical" not in channels:
+        raise check.fail("channel 'translated' merges into the lexical channel's list: add [channels.lexical]")
     return channels
 
 

@@ -9,8 +9,14 @@ runs the store's ordinary BM25 over the translations, with the search's namespac
 It keeps only entries written in the *other* script than the question: a Chinese passage that
 happens to contain "BBC" or "2019" is the lexical channel's business, not a cross-lingual
 match, and dropping it makes the channel silent on monolingual data (CMRC 2018 was measured
-worse with a channel that kept them). A query with no translatable term returns nothing and
-costs no store call.
+worse with a channel that kept them). A query with no translatable term, or a weight of 0,
+returns nothing and costs no store call.
+
+The hits are not fused as a channel of their own but merged into the lexical channel's list,
+each at ``scale`` (the preset's ``[channels.translated] weight``) times its BM25: z-scoring a
+list that exists for every query lifted the other language's best match above the right
+same-language answer (the dev set's same-language controls fell from 0.977 to 0.931 nDCG@10),
+while on one BM25 scale a translation competes with the words themselves (0.977 kept).
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ OVERSAMPLE = 2
 def translated_search(store: Store, text: str, k: int, namespace: str | None,
                       filters: Filters, scale: float = 1.0) -> list[tuple[int, float]]:
     """Top-k (rowid, BM25 x `scale`) of the other-script entries matching `text`'s translated terms."""
+    if scale <= 0:
+        return []
     terms = translate_query(text)
     if not terms:
         return []
