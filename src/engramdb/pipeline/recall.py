@@ -48,7 +48,7 @@ def channel_jobs(ctx: SearchContext, plan: QueryPlan) -> dict[str, Callable[[], 
             # The query's terms through a Chinese-English dictionary, BM25 on the lexical
             # channel's scale, merged into its list (pipeline/translated.py).
             scale = ctx.preset.channels[name].weight
-            jobs["lexical#translated"] = (lambda k=channel_depth(ctx, "lexical"), scale=scale:
+            jobs["lexical#translated"] = (lambda k=depth, scale=scale:
                                           translated_search(store, text, k, namespace, filters, scale))
     return jobs
 

@@ -8,7 +8,7 @@ runs the store's ordinary BM25 over the translations, with the search's namespac
 
 It keeps only entries written in the *other* script than the question: a Chinese passage that
 happens to contain "BBC" or "2019" is the lexical channel's business, not a cross-lingual
-match, and dropping it makes the channel silent on monolingual data (CMRC 2018 was measured
+match (see `translated_search` for how this is checked cheaply), and dropping it makes the channel silent on monolingual data (CMRC 2018 was measured
 worse with a channel that kept them). A query with no translatable term, or a weight of 0,
 returns nothing and costs no store call.
 
@@ -32,16 +32,23 @@ OVERSAMPLE = 2
 
 def translated_search(store: Store, text: str, k: int, namespace: str | None,
                       filters: Filters, scale: float = 1.0) -> list[tuple[int, float]]:
-    """Top-k (rowid, BM25 x `scale`) of the other-script entries matching `text`'s translated terms."""
+    """Top-k (rowid, BM25 x `scale`) of the other-script entries matching `text`'s translated terms.
+
+    An English question's translations are Chinese words, which only Chinese text contains in
+    practice, so its hits are taken as they come; a Chinese question's English translations
+    also match Chinese entries that quote an English word, so those hits are read (``fetch``)
+    and only English ones kept, from ``OVERSAMPLE`` x k candidates.
+    """
     if scale <= 0:
         return []
     terms = translate_query(text)
     if not terms:
         return []
+    if script(text) == "en":
+        return [(rowid, score * scale) for rowid, score in store.lexical(terms, k, namespace, filters)]
     rows = store.lexical(terms, k * OVERSAMPLE, namespace, filters)
     if not rows:
         return []
-    query_script = script(text)
     entries = store.fetch([rowid for rowid, _ in rows])
     return [(rowid, score * scale) for rowid, score in rows
-            if rowid in entries and script(entries[rowid].text) != query_script][:k]
+            if rowid in entries and script(entries[rowid].text) == "en"][:k]

