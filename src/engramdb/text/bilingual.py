@@ -163,7 +163,7 @@ class BilingualDictionary:
                 if count <= 0 or len(terms) > MAX_SENSE_WORDS or word in STOPWORDS_ZH:
                     continue
                 prior = (0.5 + 0.5 * math.log1p(count) / top_freq) * (SINGLE_CHAR_FACTOR if len(word) == 1 else 1.0)
-                keys = [((term,), specificity * prior) for term in terms]
+                keys: list[tuple[tuple[str, ...], float]] = [((term,), specificity * prior) for term in terms]
                 if len(terms) > 1:
                     keys.append((tuple(sorted(terms)), prior))
                 for key, weight in keys:
