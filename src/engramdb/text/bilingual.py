@@ -17,8 +17,9 @@ and builds its own two indexes from it, once per process, on first use:
   index holds for Chinese text. Senses of two or three content words are also indexed as
   phrases, so "memory leak" as a query bigram finds 内存泄漏 if the dictionary has it.
 
-Each source term keeps at most a few translations (the best-weighted), so a word with thirty
-senses does not flood the query. Building takes about 3 s (the parse of ~120k entries and
+Each source term keeps at most :data:`MAX_PER_TERM` translations (the best-weighted), so a
+word with thirty senses does not flood the query, and a query at most :data:`MAX_QUERY_TERMS`,
+spent round-robin over its terms, so a 100-token dialogue context stays a short BM25 query. Building takes about 3 s (the parse of ~120k entries and
 jieba's dictionary), so the built indexes are cached on disk (:func:`load`) and later processes
 read them in about 0.2 s, on the first search that uses the channel; lookups are dictionary
 probes, linear in the query's length.
