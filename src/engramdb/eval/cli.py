@@ -74,6 +74,8 @@ def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
     extra: dict[str, Any] = {}
     if kind == "locomo":
         extra = {"memories": [m for m in opts["memory"].replace(",", " ").split()], "extractor": opts["extractor"]}
+    elif opts.get("split"):
+        extra = {"split": opts["split"]}
     try:
         result = runner(
             target,
@@ -135,6 +137,8 @@ def _target_and_presets(args: tuple[str, ...], opts: dict[str, Any], want_dir: b
 @eval_cmd.command("beir")
 @click.argument("args", nargs=-1, required=True, metavar="DATASET_DIR [PRESET]...")
 @_common_options
+@click.option("--split", default="test", show_default=True, metavar="NAME",
+              help="Judgements to score: qrels/NAME.tsv (only the queries it judges run).")
 def beir_cmd(args: tuple[str, ...], **opts: Any) -> None:
     """Evaluate a BEIR-layout directory (corpus.jsonl, queries.jsonl, qrels/test.tsv).
 

@@ -211,6 +211,7 @@ def run_beir(
     cache_dir: str | Path | None = None,
     depth: int = 100,
     details: bool = False,
+    split: str = "test",
 ) -> dict[str, Any]:
     """Evaluate a BEIR-layout directory; return the result dict of docs/EVAL.md.
 
@@ -219,14 +220,17 @@ def run_beir(
     ``k=max(k, depth)`` and ``group_by="doc"``; metrics use the ranked document ids.
     ``cache_dir`` caches document vectors (pass None to disable; the CLI defaults to
     :func:`default_cache_dir`). ``details`` adds per-query rows to each preset's result.
+    ``split`` names the judgements file, ``qrels/<split>.tsv`` (only its judged queries run).
     """
     names = _check_presets(presets)
-    ds = load_beir(dataset_dir)
+    ds = load_beir(dataset_dir, split)
     query_ids = ds.query_ids[:limit_queries] if limit_queries else ds.query_ids
     emb, emb_name = _embedder(embedder, cache_dir)
     search_k = max(k, depth)
     result = _meta("beir", ds.name, emb, emb_name, k, search_k)
     result.update(n_queries=len(query_ids), n_docs=len(ds.corpus), results=[])
+    if split != "test":
+        result["split"] = split
     entries = [
         Entry(
             text=f"{doc.title}\n{doc.text}".strip() if doc.title else doc.text,

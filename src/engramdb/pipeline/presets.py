@@ -23,7 +23,7 @@ from .adapt import AdaptConfig, parse_adapt
 from .gates import GateConfig
 from .neighbours import NeighboursConfig, parse_neighbours
 
-CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring", "feedback")
+CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring", "translated", "feedback")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route", "learned")
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")
@@ -360,6 +360,8 @@ def _channels(check: _Checker, data: dict[str, Any]) -> dict[str, ChannelConfig]
                                           top=top or 3, alpha=alpha if alpha is not None else 1.0)
     if not channels:
         raise check.fail("needs at least one channel under [channels.<name>]")
+    if "translated" in channels and "lexical" not in channels:
+        raise check.fail("channel 'translated' merges into the lexical channel's list: add [channels.lexical]")
     return channels
 
 

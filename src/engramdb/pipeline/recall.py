@@ -19,6 +19,7 @@ from .context import Rows, SearchContext
 from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
 from .presets import ChannelConfig, Preset
 from .ranker import learned, load_model, query_traits
+from .translated import translated_search
 
 
 class RecallStage:
@@ -54,7 +55,7 @@ class RecallStage:
             rows, ms = future.result()
             channel = name.split("#")[0]
             k = self.depth(ctx, channel)
-            if channel == "semantic" and channel in results:
+            if channel in results:  # semantic sub-queries, lexical translations: one list each
                 rows = _merge_max(results[channel], rows, k)
                 ms = max(ms, rec["channels"][channel]["ms"])
             results[channel] = rows
@@ -96,7 +97,8 @@ class RecallStage:
         (whose vector is kept in `vectors`, for feedback)."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
-        terms = query_terms(" ".join([plan.query, *plan.keywords]))
+        lexical_text = " ".join([plan.query, *plan.keywords])
+        terms = query_terms(lexical_text)
         names = plan.names()
         jobs: dict[str, Callable[[], Rows]] = {}
         kept = vectors if vectors is not None else {}
@@ -123,6 +125,12 @@ class RecallStage:
                 # "When did ...?" names no time but asks for one: entries that state their
                 # event's time are the ones that can answer it.
                 jobs[name] = lambda k=depth: store.dated(terms, k, namespace, filters)
+            elif name == "translated" and terms and "lexical" in self.channels:
+                # The query's terms through a Chinese-English dictionary, BM25 on the lexical
+                # channel's scale, merged into its list (pipeline/translated.py).
+                scale = self.channels[name].weight
+                jobs["lexical#translated"] = (lambda k=depth, scale=scale, text=lexical_text:
+                                              translated_search(store, text, k, namespace, filters, scale))
         return jobs
 
     def depth(self, ctx: SearchContext, channel: str) -> int:
