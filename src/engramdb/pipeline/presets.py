@@ -351,7 +351,8 @@ def _channels(check: _Checker, data: dict[str, Any]) -> dict[str, ChannelConfig]
             raise check.fail(f"unknown channel {channel!r} (known: {', '.join(CHANNELS)})")
         allowed = {"k", "weight", "top", "alpha"} if channel == "feedback" else {"k", "weight"}
         if not isinstance(conf, dict) or set(conf) - allowed:
-            raise check.fail(f"channel {channel!r} takes only {', '.join(repr(a) for a in sorted(allowed))}")
+            keys = "'k', 'weight', 'top' and 'alpha'" if channel == "feedback" else "'k' and 'weight'"
+            raise check.fail(f"channel {channel!r} takes only {keys}")
         k = check.integer(f"channels.{channel}", conf, "k", 50)
         weight = check.number(f"channels.{channel}", conf, "weight", 1.0, low=0.0)
         top = check.integer(f"channels.{channel}", conf, "top", 3, low=1, high=50)
