@@ -521,8 +521,9 @@ class Memory:
             chosen = "day" if days <= 60 else "week" if days <= 366 else "month" if days <= 3660 else "year"
             if chosen != "day":
                 points, undated, first, last = self.store.timeline(ns, scope, field, chosen)
-        return {"field": field, "bucket": chosen, "first": normalize_timestamp(first), "last": normalize_timestamp(last),
-                "undated": undated, "points": [{"start": start, "count": n} for start, n in points]}
+        return {"field": field, "bucket": chosen, "first": normalize_timestamp(first),
+                "last": normalize_timestamp(last), "undated": undated,
+                "points": [{"start": start, "count": n} for start, n in points]}
 
     def sessions(self, *, namespace: str | None = None, limit: int = 100, include_superseded: bool = False,
                  show_expired: bool = False) -> "builtins.list[dict[str, Any]]":

@@ -24,8 +24,8 @@ from ..errors import (
 )
 from ..memory import Memory
 from ..schema import (
-    EntryModel, HistoryEventModel, NamespaceModel, PageModel, SearchResultModel, SessionModel, StatsModel, TimelineModel,
-    to_wire,
+    EntryModel, HistoryEventModel, NamespaceModel, PageModel, SearchResultModel, SessionModel, StatsModel,
+    TimelineModel, to_wire,
 )
 from ..store.base import Filters
 from .auth import ApiError, Caller, authenticate, caller_of, resolve
