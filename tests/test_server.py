@@ -20,14 +20,14 @@ from engramdb.server.keys import KeyStore, keys_path
 
 
 class Running:
-    def __init__(self, db: Path, limits: Limits | None = None) -> None:
+    def __init__(self, db: Path, limits: Limits | None = None, **app_options: bool) -> None:
         self.memory = Memory(db, embedder="minilm", allow_preset_files=False)
         self.keys = KeyStore(keys_path(db))
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        config = uvicorn.Config(create_app(self.memory, self.keys, limits), host="127.0.0.1", port=self.port,
-                                log_level="warning")
+        app = create_app(self.memory, self.keys, limits, **app_options)
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

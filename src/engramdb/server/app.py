@@ -140,9 +140,10 @@ class ErrorResponse(BaseModel):
 
 
 def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, mcp: bool = True,
-               host: str = "127.0.0.1", close_on_shutdown: bool = False) -> FastAPI:
+               web: bool = True, host: str = "127.0.0.1", close_on_shutdown: bool = False) -> FastAPI:
     """The app over `memory` (opened with ``allow_preset_files=False``), authorised by `keys`;
-    with `mcp`, the MCP tools at ``/mcp`` (`host` sets the MCP transport's DNS-rebinding guard).
+    with `mcp`, the MCP tools at ``/mcp`` (`host` sets the MCP transport's DNS-rebinding guard);
+    with `web`, the web page at ``/`` (static files that call the public API, `page.py`).
     With `close_on_shutdown` the app closes `memory` when the server shuts down (uvicorn
     re-raises SIGTERM after a graceful shutdown, so code after ``uvicorn.run`` never runs)."""
     limits = limits or Limits()
@@ -355,6 +356,10 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             raise ApiError(403, "forbidden", f"this key's role is {key.role!r}; store statistics need 'admin'")
         return to_wire("stats", memory.stats())
 
+    if web:
+        from .page import mount_page
+
+        mount_page(app)
     if mcp_server is not None:
         for route in mcp_routes:  # one ASGI endpoint at /mcp; wrap it in the key check
             route.app = McpGuard(route.app, keys)  # type: ignore[attr-defined]
