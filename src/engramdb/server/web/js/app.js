@@ -65,6 +65,7 @@ async function fillNamespaces() {
   if (session.namespace && !names.includes(session.namespace)) options.push(h("option", { value: session.namespace }, session.namespace));
   replace(select, options);
   select.value = session.namespace === implicit ? "" : session.namespace;
+  $("ns-pick").hidden = false;
 }
 
 async function render(p) {
@@ -83,8 +84,12 @@ async function render(p) {
   const mine = ++generation;
   const root = $(`view-${view}`);
   root.setAttribute("aria-busy", "true");
+  // Each drawing gets a fresh container: one overtaken by a newer one (a quick second
+  // search) finishes into a detached element instead of over the newer one.
+  const holder = h("div", { class: "view-body" });
+  replace(root, holder);
   try {
-    await VIEWS[view](root, p);
+    await VIEWS[view](holder, p);
   } catch (exc) {
     if (mine === generation) banner(exc.display || String(exc));
   } finally {
@@ -102,6 +107,7 @@ async function boot() {
     await fillNamespaces();
   } catch (exc) {
     if (exc.status === 401) {
+      $("ns-pick").hidden = true;
       showKeyPanel(session.key ? exc.message : "");
       document.body.dataset.ready = "key";
       return;
