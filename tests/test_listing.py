@@ -163,3 +163,44 @@ def test_cli_list_namespaces_and_threshold(tmp_path: Path) -> None:
     assert [(r["namespace"], r["count"]) for r in rows] == [("bob", 1), ("default", 3)]
     found = json.loads(run("search", "three", "--threshold", "1.01", "--json").output)
     assert found["hits"] == [] and found["trace"]["threshold"]["value"] == 1.01
+
+
+def test_timeline_counts_entries_per_period_by_added_or_event_time(mem: Memory) -> None:
+    mem.add([{"text": "May note.", "timestamp": "2023-05-02T09:00:00"},
+             {"text": "Another May note.", "timestamp": "2023-05-30T23:59:00", "kind": "turn"},
+             {"text": "July note.", "timestamp": "2023-07-01T00:00:00"},
+             {"text": "A note without a time."}])
+    by_event = mem.timeline(field="event", bucket="month")
+    assert by_event["bucket"] == "month" and by_event["undated"] == 1
+    assert by_event["points"] == [{"start": "2023-05-01", "count": 2}, {"start": "2023-07-01", "count": 1}]
+    assert by_event["first"] == "2023-05-02T09:00:00+00:00" and by_event["last"] == "2023-07-01T00:00:00+00:00"
+    weeks = mem.timeline(field="event", bucket="week")["points"]  # weeks start on Monday (UTC)
+    assert weeks == [{"start": "2023-05-01", "count": 1}, {"start": "2023-05-29", "count": 1},
+                     {"start": "2023-06-26", "count": 1}]
+    assert mem.timeline(field="event")["bucket"] == "day"  # auto: 60 days of data or fewer
+    assert mem.timeline(field="event", filters={"kind": "turn"})["points"] == [{"start": "2023-05-30", "count": 1}]
+    added = mem.timeline()
+    assert added["field"] == "created" and added["undated"] == 0 and sum(p["count"] for p in added["points"]) == 4
+    assert mem.timeline(namespace="elsewhere") == {"field": "created", "bucket": "day", "first": None, "last": None,
+                                                   "undated": 0, "points": []}
+    mem.add([{"text": "Much later.", "timestamp": "2035-01-05T00:00:00"}])
+    assert mem.timeline(field="event")["bucket"] == "year"  # auto: over ten years
+    for bad in ({"field": "when"}, {"bucket": "hour"}):
+        with pytest.raises(InputError):
+            mem.timeline(**bad)
+
+
+def test_sessions_lists_conversations_with_their_turns_facts_and_speakers(mem: Memory) -> None:
+    mem.add_conversation([("Alice", "I flew to Oslo yesterday."), ("Bob", "How was it?")], session_id="trip",
+                         session_time="2024-03-14T10:00:00")
+    mem.add_conversation([("Carol", "我下周去上海。")], session_id="会议", session_time="2024-03-20T09:00:00")
+    mem.add(["A note outside any session."])
+    sessions = mem.sessions()
+    assert [s["session_id"] for s in sessions] == ["会议", "trip"]  # the most recently written first
+    trip = sessions[1]
+    assert (trip["turns"], trip["speakers"]) == (2, ["Alice", "Bob"]) and trip["facts"] >= 1
+    assert trip["count"] == trip["turns"] + trip["facts"] and trip["end"] == "2024-03-14T10:00:00+00:00"
+    assert [s["session_id"] for s in mem.sessions(limit=1)] == ["会议"]
+    assert mem.sessions(namespace="elsewhere") == []
+    with pytest.raises(InputError):
+        mem.sessions(limit=0)

@@ -20,14 +20,14 @@ from engramdb.server.keys import KeyStore, keys_path
 
 
 class Running:
-    def __init__(self, db: Path, limits: Limits | None = None) -> None:
+    def __init__(self, db: Path, limits: Limits | None = None, **app_options: bool) -> None:
         self.memory = Memory(db, embedder="minilm", allow_preset_files=False)
         self.keys = KeyStore(keys_path(db))
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        config = uvicorn.Config(create_app(self.memory, self.keys, limits), host="127.0.0.1", port=self.port,
-                                log_level="warning")
+        app = create_app(self.memory, self.keys, limits, **app_options)
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -155,7 +155,8 @@ def test_openapi_describes_every_endpoint(server: Running) -> None:
                           "/v1/conversations/{session_id}/turns": {"post"},
                           "/v1/memories/{entry_id}": {"get", "patch", "delete"},
                           "/v1/memories/{entry_id}/history": {"get"}, "/v1/namespaces": {"get"},
-                          "/v1/stats": {"get"}, "/healthz": {"get"}}.items():
+                          "/v1/stats": {"get"}, "/v1/timeline": {"get"}, "/v1/sessions": {"get"},
+                          "/healthz": {"get"}}.items():
         assert methods <= set(paths[path]), path
     hit = spec["components"]["schemas"]["HitModel"]["properties"]
     assert {"metadata", "namespace", "score", "channels"} <= set(hit)
@@ -241,3 +242,33 @@ def test_bulk_delete_and_purge_need_admin_and_stay_in_scope(server: Running) -> 
         assert http.delete("/v1/memories", params={"all": "true"}).json() == {"deleted": 1}
         assert http.get("/v1/memories").json()["results"] == []
     assert server.memory.count(namespace="bob") == 1  # Bob's entry with person=Bob is untouched
+
+
+def test_timeline_and_sessions_for_any_reader_in_its_namespace(server: Running) -> None:
+    writer, _ = server.keys.create(["alice"], "write")
+    reader, _ = server.keys.create(["alice"], "read")
+    bob, _ = server.keys.create(["bob"], "write")
+    with server.client(bob) as http:
+        http.post("/v1/conversations/bobs/turns", json={"turns": [{"speaker": "Bob", "text": "Bob's own chat."}]})
+    with server.client(writer) as http:
+        http.post("/v1/memories", json={"entries": [{"text": "May note.", "timestamp": "2023-05-02T09:00:00"},
+                                                    {"text": "Undated note."}]})
+        http.post("/v1/conversations/trip/turns", json={"turns": [
+            {"speaker": "Alice", "text": "I flew to Oslo yesterday.", "timestamp": "2024-03-14T10:00:00"},
+            {"speaker": "Bob", "text": "How was it?", "timestamp": "2024-03-14T10:01:00"}]})
+    with server.client(reader) as http:
+        timeline = http.get("/v1/timeline", params={"field": "event", "bucket": "year"})
+        assert timeline.status_code == 200, timeline.text
+        body = timeline.json()
+        assert body["bucket"] == "year" and body["undated"] == 1
+        assert [p["start"] for p in body["points"]] == ["2023-01-01", "2024-01-01"]
+        turns = http.get("/v1/timeline", params={"field": "event", "filter": "kind=turn"}).json()
+        assert turns["points"] == [{"start": "2024-03-14", "count": 2}]
+        assert http.get("/v1/timeline").json()["field"] == "created"
+        sessions = http.get("/v1/sessions").json()
+        assert [(s["session_id"], s["turns"], s["speakers"]) for s in sessions] == [("trip", 2, ["Alice", "Bob"])]
+        assert error(http.get("/v1/timeline", params={"bucket": "hour"})) == (422, "invalid_request")
+        assert error(http.get("/v1/sessions", params={"limit": 0})) == (400, "bad_input")
+        assert error(http.get("/v1/timeline", params={"filter": "colour=red"})) == (400, "bad_input")
+    with server.client() as anonymous:
+        assert error(anonymous.get("/v1/sessions")) == (401, "unauthorized")

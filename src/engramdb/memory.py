@@ -35,6 +35,8 @@ DEFAULT_DB = "engram.db"
 MAX_QUERY_CHARS = 20_000  # default cap on a query's length (Memory(max_query_chars=...))
 MAX_K = 1_000  # most results one search returns
 MAX_CONTEXT = 10  # neighbouring turns per side a search may return as context
+TIMELINE_FIELDS = ("created", "event")
+TIMELINE_BUCKETS = ("day", "week", "month", "year")
 ProgressCallback = Callable[[int, int], None]
 
 
@@ -495,6 +497,42 @@ class Memory:
         """Every namespace in the store with its entry count and counts per kind, by name."""
         return [{"namespace": ns, "count": sum(kinds.values()), "kinds": kinds}
                 for ns, kinds in self.store.namespaces().items()]
+
+    def timeline(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
+                 field: str = "created", bucket: str = "auto", include_superseded: bool = False,
+                 show_expired: bool = False) -> dict[str, Any]:
+        """How many entries per period: ``field`` ``"created"`` counts them by when they were
+        added, ``"event"`` by their own time (``timestamp``; those without one are counted as
+        ``undated``). ``bucket`` is ``day``, ``week`` (from Monday), ``month``, ``year``
+        (UTC), or ``auto``: days for up to 60 days of data, weeks up to a year, months up to
+        ten years, else years. Returns ``{"field", "bucket", "first", "last", "undated",
+        "points": [{"start", "count"}…]}``, oldest first, empty periods left out. Same
+        filters and visibility as `list` and `count`."""
+        if field not in TIMELINE_FIELDS:
+            raise InputError(f"field must be one of {', '.join(TIMELINE_FIELDS)}, not {field!r:.20}")
+        if bucket not in ("auto", *TIMELINE_BUCKETS):
+            raise InputError(f"bucket must be auto or one of {', '.join(TIMELINE_BUCKETS)}, not {bucket!r:.20}")
+        ns = self._scope(namespace)
+        scope = view(Filters.parse(filters), include_superseded, show_expired)
+        chosen = "day" if bucket == "auto" else bucket
+        points, undated, first, last = self.store.timeline(ns, scope, field, chosen)
+        if bucket == "auto" and first and last:
+            days = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).days
+            chosen = "day" if days <= 60 else "week" if days <= 366 else "month" if days <= 3660 else "year"
+            if chosen != "day":
+                points, undated, first, last = self.store.timeline(ns, scope, field, chosen)
+        return {"field": field, "bucket": chosen, "first": normalize_timestamp(first),
+                "last": normalize_timestamp(last), "undated": undated,
+                "points": [{"start": start, "count": n} for start, n in points]}
+
+    def sessions(self, *, namespace: str | None = None, limit: int = 100, include_superseded: bool = False,
+                 show_expired: bool = False) -> "builtins.list[dict[str, Any]]":
+        """The namespace's conversation sessions, the most recently written first (at most
+        ``limit``, 1 to 1,000): ``{"session_id", "turns", "facts", "count", "speakers",
+        "start", "end"}``. A session's entries are `list(filters={"session_id": …})`."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_K:
+            raise InputError(f"limit must be an integer from 1 to {MAX_K}, not {limit!r:.20}")
+        return self.store.sessions(self._scope(namespace), view(Filters(), include_superseded, show_expired), limit)
 
     def count(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
               all_namespaces: bool = False, include_superseded: bool = False, show_expired: bool = False) -> int:

@@ -118,6 +118,34 @@ class NamespaceModel(_Model):
     kinds: dict[str, int]
 
 
+class TimelinePointModel(_Model):
+    start: str = Field(description="the period's first day, YYYY-MM-DD (UTC)")
+    count: int = Field(ge=1)
+
+
+class TimelineModel(_Model):
+    """Entry counts per period (`Memory.timeline`), oldest first; empty periods are left out."""
+
+    field: Literal["created", "event"] = Field(description="created: when added; event: the entry's timestamp")
+    bucket: Literal["day", "week", "month", "year"]
+    first: str | None
+    last: str | None
+    undated: int = Field(ge=0, description="entries without an event time (field=event)")
+    points: list[TimelinePointModel]
+
+
+class SessionModel(_Model):
+    """One conversation session (`Memory.sessions`): its entries are listed with filter session_id."""
+
+    session_id: str
+    turns: int
+    facts: int
+    count: int
+    speakers: list[str]
+    start: str | None
+    end: str | None
+
+
 class StatsModel(_Model):
     path: str
     count: int
@@ -133,7 +161,7 @@ class StatsModel(_Model):
 MODELS: dict[str, type[BaseModel]] = {
     "entry": EntryModel, "hit": HitModel, "search_result": SearchResultModel, "page": PageModel,
     "history_event": HistoryEventModel, "import_report": ImportReportModel, "namespace": NamespaceModel,
-    "stats": StatsModel,
+    "stats": StatsModel, "timeline": TimelineModel, "session": SessionModel,
 }
 
 

@@ -23,7 +23,10 @@ from ..errors import (
     EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreBusyError,
 )
 from ..memory import Memory
-from ..schema import EntryModel, HistoryEventModel, NamespaceModel, PageModel, SearchResultModel, StatsModel, to_wire
+from ..schema import (
+    EntryModel, HistoryEventModel, NamespaceModel, PageModel, SearchResultModel, SessionModel, StatsModel,
+    TimelineModel, to_wire,
+)
 from ..store.base import Filters
 from .auth import ApiError, Caller, authenticate, caller_of, resolve
 from .keys import ApiKey, KeyStore
@@ -137,9 +140,10 @@ class ErrorResponse(BaseModel):
 
 
 def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, mcp: bool = True,
-               host: str = "127.0.0.1", close_on_shutdown: bool = False) -> FastAPI:
+               web: bool = True, host: str = "127.0.0.1", close_on_shutdown: bool = False) -> FastAPI:
     """The app over `memory` (opened with ``allow_preset_files=False``), authorised by `keys`;
-    with `mcp`, the MCP tools at ``/mcp`` (`host` sets the MCP transport's DNS-rebinding guard).
+    with `mcp`, the MCP tools at ``/mcp`` (`host` sets the MCP transport's DNS-rebinding guard);
+    with `web`, the web page at ``/`` (static files that call the public API, `page.py`).
     With `close_on_shutdown` the app closes `memory` when the server shuts down (uvicorn
     re-raises SIGTERM after a graceful shutdown, so code after ``uvicorn.run`` never runs)."""
     limits = limits or Limits()
@@ -331,12 +335,31 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             rows = [r for r in rows if r["namespace"] in key.namespaces]
         return to_wire("namespace", rows)
 
+    @app.get("/v1/timeline", response_model=TimelineModel, tags=["meta"])
+    def timeline(ns: str = Depends(need("read")), field: Literal["created", "event"] = "created",
+                 bucket: Literal["auto", "day", "week", "month", "year"] = "auto",
+                 filter: list[str] = Query(default_factory=list, description="key=value, repeatable"),
+                 include_superseded: bool = False, show_expired: bool = False) -> Any:
+        """Entry counts per day, week, month or year: by when they were added, or by their own time."""
+        return to_wire("timeline", memory.timeline(namespace=ns, filters=Filters.parse_cli(filter), field=field,
+                                                   bucket=bucket, include_superseded=include_superseded,
+                                                   show_expired=show_expired))
+
+    @app.get("/v1/sessions", response_model=list[SessionModel], tags=["conversations"])
+    def sessions(ns: str = Depends(need("read")), limit: int = 100) -> Any:
+        """The namespace's conversation sessions, most recently written first."""
+        return to_wire("session", memory.sessions(namespace=ns, limit=limit))
+
     @app.get("/v1/stats", response_model=StatsModel, tags=["meta"])
     def stats(key: ApiKey | None = Depends(authenticated)) -> Any:
         if key is not None and not key.allows("admin"):
             raise ApiError(403, "forbidden", f"this key's role is {key.role!r}; store statistics need 'admin'")
         return to_wire("stats", memory.stats())
 
+    if web:
+        from .page import mount_page
+
+        mount_page(app)
     if mcp_server is not None:
         for route in mcp_routes:  # one ASGI endpoint at /mcp; wrap it in the key check
             route.app = McpGuard(route.app, keys)  # type: ignore[attr-defined]

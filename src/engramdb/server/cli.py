@@ -34,9 +34,11 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
     @click.option("--max-body-bytes", default=10_000_000, show_default=True, type=int)
     @click.option("--max-batch", default=1_000, show_default=True, type=int, help="Entries per add request.")
     @click.option("--max-k", default=100, show_default=True, type=int, help="Largest k a search may ask for.")
+    @click.option("--no-web", is_flag=True, help="Do not serve the web page at / (the API only).")
     @click.pass_context
-    def serve(ctx: click.Context, host: str, port: int, max_body_bytes: int, max_batch: int, max_k: int) -> None:
-        """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json)."""
+    def serve(ctx: click.Context, host: str, port: int, max_body_bytes: int, max_batch: int, max_k: int,
+              no_web: bool) -> None:
+        """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json) and the web page at /."""
         try:
             import uvicorn
 
@@ -52,8 +54,11 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
                                   "`engram keys create --namespace NAME --role write`, or bind to 127.0.0.1")
             click.echo("warning: no API keys configured; serving without authentication on loopback", err=True)
         memory = Memory(ctx.obj["db"], embedder=ctx.obj["embedder"], allow_preset_files=False)
+        if not no_web:
+            shown = f"[{host}]" if ":" in host else host
+            click.echo(f"web page: http://{shown}:{port}/", err=True)
         app = create_app(memory, keys, Limits(max_body_bytes=max_body_bytes, max_batch=max_batch, max_k=max_k),
-                         host=host, close_on_shutdown=True)
+                         web=not no_web, host=host, close_on_shutdown=True)
         uvicorn.run(app, host=host, port=port, log_level="info")
 
     @main.command("mcp")

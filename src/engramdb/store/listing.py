@@ -1,4 +1,5 @@
-"""Reading a store as a list rather than a ranking: pages, namespaces, stats.
+"""Reading a store as a list rather than a ranking: pages, namespaces, stats, counts over
+time and conversation sessions.
 
 Methods of `SQLiteStore` (assigned there), kept apart so the store module stays about
 writes, channels and the in-memory indexes.
@@ -6,6 +7,8 @@ writes, channels and the in-memory indexes.
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,3 +65,53 @@ def stats(self: "SQLiteStore") -> dict[str, Any]:
         "file_bytes": size,
         "sqlite_version": apsw.sqlite_lib_version(),
     }
+
+
+# The time an entry is counted at, per `timeline` field: when it was added, or when its event
+# happened (entries without an event time are counted apart, as undated).
+_TIME_OF = {"created": "e.created_at", "event": "datetime(e.ts, 'unixepoch')"}
+_BUCKET_OF = {"day": "date({t})", "week": "date({t}, 'weekday 0', '-6 days')",
+              "month": "strftime('%Y-%m-01', {t})", "year": "strftime('%Y-01-01', {t})"}
+
+
+def timeline(self: "SQLiteStore", namespace: str, filters: Filters, field: str,
+             bucket: str) -> tuple[list[tuple[str, int]], int, str | None, str | None]:
+    """Entry counts per `bucket` (day, week starting Monday, month, year; UTC) of `field`'s
+    time, oldest first, only non-empty buckets; also how many have no such time, and the
+    first and last time counted."""
+    where, params = self._where(namespace, filters)
+    conn = self._reader()
+    time_of = _TIME_OF[field]
+    undated = 0
+    if field == "event":
+        undated = _int(conn.execute(f"SELECT count(*) FROM entries e WHERE {where} AND e.ts IS NULL",
+                                    params).fetchone())
+        where += " AND e.ts IS NOT NULL"
+    span = conn.execute(f"SELECT min({time_of}), max({time_of}) FROM entries e WHERE {where}", params).fetchone()
+    first, last = (None, None) if span is None else (span[0], span[1])
+    key = _BUCKET_OF[bucket].format(t=time_of)
+    rows = conn.execute(f"SELECT {key} AS b, count(*) FROM entries e WHERE {where} GROUP BY b ORDER BY b", params)
+    return ([(str(b), int(n)) for b, n in rows], undated, None if first is None else str(first),
+            None if last is None else str(last))
+
+
+def sessions(self: "SQLiteStore", namespace: str, filters: Filters, limit: int) -> list[dict[str, Any]]:
+    """The namespace's conversation sessions, most recently written first: turns and facts
+    per session, its speakers, and the times of its first and last entry."""
+    where, params = self._where(namespace, filters)
+    rows = self._reader().execute(
+        "SELECT e.session_id, sum(e.kind = 'turn'), sum(e.kind = 'fact'), count(*), min(e.ts), max(e.ts), "
+        "json_group_array(DISTINCT e.speaker) FILTER (WHERE e.speaker IS NOT NULL AND e.kind = 'turn') "
+        f"FROM entries e WHERE {where} AND e.session_id IS NOT NULL "
+        "GROUP BY e.session_id ORDER BY max(e.rowid) DESC LIMIT ?", [*params, limit])
+    return [{"session_id": str(sid), "turns": int(turns), "facts": int(facts), "count": int(n),
+             "start": _iso(start), "end": _iso(end), "speakers": json.loads(str(speakers)) if speakers else []}
+            for sid, turns, facts, n, start, end, speakers in rows]
+
+
+def _int(row: Any) -> int:
+    return int(row[0]) if row is not None else 0
+
+
+def _iso(epoch: Any) -> str | None:
+    return None if epoch is None else datetime.fromtimestamp(float(epoch), timezone.utc).isoformat()

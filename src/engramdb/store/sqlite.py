@@ -648,6 +648,8 @@ class SQLiteStore:
     page = listing.page
     namespaces = listing.namespaces
     stats = listing.stats
+    timeline = listing.timeline
+    sessions = listing.sessions
 
     def close(self) -> None:
         if self._closed:

@@ -1,0 +1,116 @@
+// Overview: counts per namespace and kind (any key), the model and store size (an admin
+// key; others see why not), and a chart of entries over time (GET /v1/timeline).
+
+import { get } from "./api.js";
+import { fmtBytes, h, notice, replace, svg } from "./dom.js";
+import { href, navigate } from "./url.js";
+
+const KINDS = ["fact", "turn", "chunk"];
+
+function namespaceTable(rows) {
+  return h("table", { class: "counts", id: "namespace-counts" },
+    h("thead", {}, h("tr", {}, h("th", {}, "namespace"), h("th", { class: "num" }, "entries"),
+      KINDS.map((k) => h("th", { class: "num" }, `${k}s`)))),
+    h("tbody", {}, rows.map((r) => h("tr", { dataset: { namespace: r.namespace } }, h("th", { scope: "row" }, r.namespace),
+      h("td", { class: "num" }, r.count.toLocaleString()), KINDS.map((k) => h("td", { class: "num" }, (r.kinds[k] || 0).toLocaleString()))))));
+}
+
+function stepOf(bucket, date) {
+  const d = new Date(`${date}T00:00:00Z`);
+  if (bucket === "day") d.setUTCDate(d.getUTCDate() + 1);
+  else if (bucket === "week") d.setUTCDate(d.getUTCDate() + 7);
+  else if (bucket === "month") d.setUTCMonth(d.getUTCMonth() + 1);
+  else d.setUTCFullYear(d.getUTCFullYear() + 1);
+  return d.toISOString().slice(0, 10);
+}
+
+// Every period from the first to the last, the empty ones as 0.
+function filled(timeline) {
+  const points = timeline.points;
+  if (!points.length) return [];
+  const counts = new Map(points.map((pt) => [pt.start, pt.count]));
+  const out = [];
+  for (let day = points[0].start; day <= points[points.length - 1].start && out.length < 2000; day = stepOf(timeline.bucket, day)) {
+    out.push({ start: day, count: counts.get(day) || 0 });
+  }
+  return out;
+}
+
+function label(bucket, start) {
+  const d = new Date(`${start}T00:00:00Z`);
+  const opts = bucket === "year" ? { year: "numeric" } : bucket === "month" ? { year: "numeric", month: "short" }
+    : { month: "short", day: "numeric" };
+  return new Intl.DateTimeFormat(undefined, { timeZone: "UTC", ...opts }).format(d);
+}
+
+export function chart(timeline, width = 720) {
+  const points = filled(timeline);
+  if (!points.length) return h("p", { class: "muted" }, "Nothing to draw yet.");
+  const W = Math.max(280, Math.round(width));
+  const H = 190;
+  const pad = { l: 36, r: 8, t: 10, b: 26 };
+  const most = Math.max(...points.map((pt) => pt.count));
+  const step = (W - pad.l - pad.r) / points.length;
+  const y = (n) => pad.t + (H - pad.t - pad.b) * (1 - n / most);
+  const grid = [0, 0.5, 1].map((f) => {
+    const n = Math.round(most * f);
+    return svg("g", { class: "grid" }, svg("line", { x1: pad.l, x2: W - pad.r, y1: y(n), y2: y(n) }),
+      svg("text", { x: pad.l - 6, y: y(n) + 4, "text-anchor": "end" }, String(n)));
+  });
+  const barWidth = Math.max(1, Math.min(step * 0.76, 36));
+  const bars = points.map((pt, i) => svg("rect", {
+    class: "bar", x: (pad.l + i * step + (step - barWidth) / 2).toFixed(2), width: barWidth.toFixed(2), rx: Math.min(3, barWidth / 4).toFixed(2),
+    y: y(pt.count).toFixed(2), height: (H - pad.b - y(pt.count)).toFixed(2),
+  }, svg("title", {}, `${label(timeline.bucket, pt.start)}: ${pt.count}`)));
+  const every = Math.max(1, Math.ceil(points.length / 8));
+  const ticks = points.map((pt, i) => (i % every === 0 ? svg("text", { class: "tick", x: (pad.l + i * step + step / 2).toFixed(2), y: H - 8,
+    "text-anchor": "middle" }, label(timeline.bucket, pt.start)) : null)).filter(Boolean);
+  return svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", id: "timeline-chart",
+    "aria-label": `entries per ${timeline.bucket}` }, grid, bars, ticks);
+}
+
+export async function renderOverview(root, p) {
+  document.title = "Overview — Engram";
+  const field = p.get("time") === "event" ? "event" : "created";
+  const counts = h("section", { class: "card" }, h("h2", {}, "Entries"), h("p", { class: "muted loading" }, "Loading…"));
+  const store = h("section", { class: "card", id: "store-card" }, h("h2", {}, "Store"), h("p", { class: "muted loading" }, "Loading…"));
+  const time = h("section", { class: "card wide", id: "timeline-card" }, h("h2", {}, "Entries over time"), h("p", { class: "muted loading" }, "Loading…"));
+  replace(root, h("div", { class: "view-head" }, h("h1", {}, "Overview")), h("div", { class: "cards" }, counts, store, time));
+
+  const [namespaces, stats, timeline] = await Promise.allSettled([get("/v1/namespaces"), get("/v1/stats"),
+    get("/v1/timeline", { field })]);
+  if (namespaces.status === "fulfilled") {
+    const rows = namespaces.value;
+    const total = rows.reduce((n, r) => n + r.count, 0);
+    replace(counts, h("h2", {}, "Entries"), h("p", { class: "big", id: "total-count" }, total.toLocaleString(),
+      h("span", { class: "muted" }, ` in ${rows.length} ${rows.length === 1 ? "namespace" : "namespaces"}`)),
+    rows.length ? namespaceTable(rows) : h("p", { class: "muted" }, "The store is empty."));
+  } else {
+    replace(counts, h("h2", {}, "Entries"), notice(namespaces.reason.display || String(namespaces.reason)));
+  }
+  if (stats.status === "fulfilled") {
+    const s = stats.value;
+    replace(store, h("h2", {}, "Store"), h("dl", { class: "kv" },
+      h("dt", {}, "model"), h("dd", { id: "store-model" }, s.embedder || "none yet", s.dim ? h("span", { class: "muted" }, ` · ${s.dim} dims`) : null),
+      h("dt", {}, "size"), h("dd", { id: "store-size" }, fmtBytes(s.file_bytes)),
+      h("dt", {}, "vectors"), h("dd", {}, s.vectors.toLocaleString()),
+      h("dt", {}, "file"), h("dd", { class: "mono small" }, s.path),
+      h("dt", {}, "schema"), h("dd", {}, `v${s.schema_version} · SQLite ${s.sqlite_version}`)));
+  } else {
+    const why = stats.reason;
+    replace(store, h("h2", {}, "Store"), h("p", { class: "muted", id: "store-restricted" },
+      why.status === 403 ? "The model, file size and other store details need an admin key." : "", " "),
+    notice(why.display || String(why), why.status === 403 ? "info" : "error"));
+  }
+  const toggle = (value, text) => h("a", { class: `tab${field === value ? " active" : ""}`, href: href({ view: "overview", time: value === "event" ? "event" : "" }),
+    onclick: (e) => { e.preventDefault(); navigate({ view: "overview", time: value === "event" ? "event" : "" }, { replace: true }); } }, text);
+  const head = h("div", { class: "row" }, h("h2", {}, "Entries over time"), h("span", { class: "grow" }),
+    h("div", { class: "subtabs" }, toggle("created", "when added"), toggle("event", "event time")));
+  if (timeline.status === "fulfilled") {
+    const t = timeline.value;
+    replace(time, head, chart(t, time.clientWidth - 40), h("p", { class: "muted small" }, `per ${t.bucket} (UTC)`,
+      t.undated ? ` · ${t.undated.toLocaleString()} without an event time` : ""));
+  } else {
+    replace(time, head, notice(timeline.reason.display || String(timeline.reason)));
+  }
+}
