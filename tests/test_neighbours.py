@@ -59,7 +59,7 @@ def test_a_neighbour_no_channel_found_joins_with_its_evidence(tmp_path: Path) ->
     [top] = plain.hits
     assert top.text.endswith(SESSION[2][1])
     stage = next(s for s in lifted.trace["stages"] if s["stage"] == "neighbours")
-    assert stage["added"] >= 1 and stage["lift"] == 0.4
+    assert stage["added"] >= 1 and stage["lift"] == load_preset("default").neighbours.lift
     assert lifted.hits[0].id == top.id
     neighbours = {h.text.split(": ", 1)[1]: h for h in lifted.hits if "neighbour" in h.channels}
     assert {SESSION[1][1], SESSION[3][1]} <= set(neighbours), [(h.text, h.channels) for h in lifted.hits]

@@ -9,7 +9,7 @@ import * as filters from "./filters.js";
 import { href, navigate } from "./url.js";
 
 // The shipped presets (src/engramdb/pipeline/presets/*.toml; a test keeps this list in step).
-export const PRESETS = ["default", "lexical", "lychee", "molore", "ping", "rrf", "semantic", "simplemem", "symbolic",
+export const PRESETS = ["default", "learned", "lexical", "lychee", "molore", "ping", "rrf", "semantic", "simplemem", "symbolic",
   "unplanned"];
 
 let last = null; // {key, result} of the search shown, so switching tabs does not search again
