@@ -55,11 +55,12 @@ def test_a_neighbour_no_channel_found_joins_with_its_evidence(tmp_path: Path) ->
         build(mem, extractor="none")  # turns only
         question = "What did Alice buy at the farmers market?"
         plain = mem.search(question, k=1, preset={"extends": "default", **shallow, "neighbours": {"lift": 0.0}})
-        lifted = mem.search(question, k=3, preset={"extends": "default", **shallow}, explain=True)
+        lifted = mem.search(question, k=3, preset={"extends": "default", **shallow,
+                                                   "neighbours": {"lift": 0.4, "span": 1}}, explain=True)
     [top] = plain.hits
     assert top.text.endswith(SESSION[2][1])
     stage = next(s for s in lifted.trace["stages"] if s["stage"] == "neighbours")
-    assert stage["added"] >= 1 and stage["lift"] == load_preset("default").neighbours.lift
+    assert stage["added"] >= 1 and stage["lift"] == 0.4 and stage["span"] == 1
     assert lifted.hits[0].id == top.id
     neighbours = {h.text.split(": ", 1)[1]: h for h in lifted.hits if "neighbour" in h.channels}
     assert {SESSION[1][1], SESSION[3][1]} <= set(neighbours), [(h.text, h.channels) for h in lifted.hits]
@@ -102,3 +103,19 @@ def test_hits_carry_their_neighbouring_turns_as_context(tmp_path: Path) -> None:
             mem.search("quinces", context=11)
     shown = CliRunner().invoke(main, ["--db", str(db), "search", "quinces crate", "-k", "1", "--context", "1"])
     assert shown.exit_code == 0 and "-1 Bob: No idea, tell me." in shown.output and "+1 Bob: What will you make" in shown.output
+
+
+def test_a_lifted_turn_lifts_its_own_neighbours(tmp_path: Path) -> None:
+    """Chaining: with span 1, the best turn lifts the turn after it to lift x its score, and
+    that turn, if it is among the top, lifts the next one to lift² x (two turns away)."""
+    with Memory(tmp_path / "n.db", embedder="minilm") as mem:
+        build(mem, extractor="none")
+        question = "What did Alice buy at the farmers market?"
+        res = mem.search(question, k=5, preset={"extends": "default",
+                                                "neighbours": {"lift": 0.5, "span": 1, "top": 10}})
+    best = res.hits[0]
+    lifted = sorted((h for h in res.hits if "neighbour" in h.channels), key=lambda h: -h.score)
+    once = [h for h in lifted if h.score == pytest.approx(0.5 * best.score, abs=1e-6)]
+    twice = [h for h in lifted if h.score == pytest.approx(0.25 * best.score, abs=1e-6)]
+    assert once and twice, [(h.text, h.score) for h in res.hits]
+    assert all(h.channels["neighbour"].rank > 1 for h in twice)  # lifted by a lifted turn, not the best
