@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-COLUMNS = [("beir", "ndcg@10", "nDCG@10"), ("beir", "recall@10", "Recall@10"), ("locomo", "recall@10", "Recall@10"),
-           ("locomo", "hit@10", "Hit@10")]
-NAMES = {"scifact": "SciFact", "cmrc2018": "CMRC 2018", "locomo10": "LoCoMo"}
+COLUMNS = [("beir", "ndcg@10", "nDCG@10"), ("locomo", "recall@10", "Recall@10"), ("locomo", "hit@10", "Hit@10")]
+NAMES = {"scifact": "SciFact", "cmrc2018": "CMRC 2018", "locomo10": "LoCoMo", "madial_en": "MADial-en",
+         "crosslingual": "Cross-lingual dev"}
 
 
 def columns(runs: list[dict[str, Any]]) -> list[tuple[str, dict[str, float]]]:
