@@ -138,7 +138,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         with Memory(args.db or str(Path(tmp) / "identity.db")) as mem:
             build(mem)
-            result = run(mem)
+            result = json.loads(json.dumps(run(mem)))  # tuples as lists, as recorded
     if args.mode == "record":
         args.file.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
         print(f"recorded {len(result)} result lists in {args.file}")
