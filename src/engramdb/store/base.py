@@ -21,6 +21,10 @@ from ..errors import InputError
 from ..model import KINDS, Entry
 from ..validation import check_json_scalar, check_str, check_str_list, json_or_text, normalize_timestamp
 
+# The version of the stored entry format (fields, lifecycle columns) every backend holds; the
+# SQLite file's schema carries the same number, and an export records it.
+SCHEMA_VERSION = "4"
+
 # Metadata keys a filter may name: they become part of a JSON path, so no quotes or dots.
 METADATA_KEY = re.compile(r"[^\W][\w\-]{0,63}")
 
