@@ -158,7 +158,8 @@ def test_failed_batch_rolls_back_completely(mem: Memory):
     assert mem.count() == 8
 
 
-def test_model_mismatch_is_refused(db_path: Path):
+def test_model_mismatch_is_refused(store_target: str):
+    db_path = store_target
     with Memory(db_path, embedder="minilm") as mem:
         mem.add("hello")
     with pytest.raises(ModelMismatchError, match="MiniLM"):
@@ -231,6 +232,7 @@ def test_entry_json_round_trip():
         Entry.from_dict({"text": "x", "colour": "red"})
 
 
+@pytest.mark.sqlite_only
 def test_hnsw_graph_is_saved_and_restored_with_the_store(db_path: Path, monkeypatch):
     from engramdb.store import vectors
 
@@ -259,7 +261,8 @@ def test_hnsw_graph_is_saved_and_restored_with_the_store(db_path: Path, monkeypa
     assert before == after
 
 
-def test_namespaces_are_isolated_in_every_channel(db_path: Path):
+def test_namespaces_are_isolated_in_every_channel(store_target: str):
+    db_path = store_target
     with Memory(db_path, embedder="minilm", namespace="alice") as mem:
         a = mem.add(Entry(text="Dentist appointment with Dr Ruiz on Friday", persons=["Ruiz"]))
         b = mem.add(Entry(text="Dentist appointment with Dr Ruiz on Friday", persons=["Ruiz"]), namespace="bob")

@@ -67,6 +67,7 @@ def _scan(store, patterns, k, namespace, filters):  # type: ignore[no-untyped-de
         channel.ready, store._db.read_only = ready, False
 
 
+@pytest.mark.sqlite_only
 def test_trigram_index_gives_exactly_the_scan_answer(mem: Memory, db_path: Path) -> None:
     texts = ["Release v2.3.1 fixed ERR_CONN_RESET.", "v2.3.10 is not v2.3.1x", "Ticket ENG-1234 reopened",
              "ENG-12345 is another ticket", "项目 XYZ 下个月开始收费", "下个月 见", "The “quoted” phrase",
@@ -99,6 +100,7 @@ def test_trigram_index_gives_exactly_the_scan_answer(mem: Memory, db_path: Path)
     assert len(store.substring(["v2.3.1"], 20, "default", Filters())) == 3
 
 
+@pytest.mark.sqlite_only
 def test_a_read_only_store_without_the_index_scans(db_path: Path) -> None:
     with Memory(db_path, embedder="minilm") as mem:
         mem.add(["Release v2.3.1 fixed ERR_CONN_RESET.", "Release v2.3.0"])
