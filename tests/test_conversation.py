@@ -195,7 +195,7 @@ def test_reference_time_ignores_facts_about_the_future(mem: Memory) -> None:
     assert mem.reference_time() == (datetime(2024, 4, 20, 10, 0, tzinfo=timezone.utc), "newest entry")
 
 
-def test_reference_time_follows_writes_and_deletes(mem: Memory, db_path) -> None:  # type: ignore[no-untyped-def]
+def test_reference_time_follows_writes_and_deletes(mem: Memory, store_target: str) -> None:
     """The newest time is cached per write sequence: every write or delete, here or from
     another connection to the file, must show in the next search."""
     mem.add({"text": "Ann moved to Oslo.", "timestamp": "2024-01-05"})
@@ -204,6 +204,6 @@ def test_reference_time_follows_writes_and_deletes(mem: Memory, db_path) -> None
     assert mem.reference_time()[0] == datetime(2024, 3, 9, tzinfo=timezone.utc)
     mem.delete(newer)
     assert mem.reference_time()[0] == datetime(2024, 1, 5, tzinfo=timezone.utc)
-    with Memory(db_path, embedder="minilm") as other:
+    with Memory(store_target, embedder="minilm") as other:
         other.add({"text": "Ann flew to Tromsø.", "timestamp": "2024-06-30"})
     assert mem.reference_time()[0] == datetime(2024, 6, 30, tzinfo=timezone.utc)

@@ -20,7 +20,7 @@ NOTES = Path(__file__).resolve().parents[1] / "examples" / "notes"
 QUERIES = ["Where does Alice live?", "黄山山顶晚上冷吗？", "What did Bob say about Oslo last week?", "release v2.3.1"]
 
 
-def build(path: Path) -> dict[str, str]:
+def build(path: Path | str) -> dict[str, str]:
     with Memory(path, namespace="alice", embedder="minilm") as mem:
         mem.import_path(NOTES)
         [berlin] = mem.add([Entry(text="Alice lives in Berlin.", persons=["Alice"], metadata={"n": 1, "x": None})])
@@ -36,7 +36,7 @@ def build(path: Path) -> dict[str, str]:
     return {"berlin": berlin, "lisbon": lisbon, "gone": gone}
 
 
-def snapshot(path: Path, namespace: str) -> dict:
+def snapshot(path: Path | str, namespace: str) -> dict:
     with Memory(path, namespace=namespace) as mem:
         ids = mem.store.ids(namespace, Filters())
         entries = {e.id: e.to_dict() for e in mem.get(ids)}
@@ -47,14 +47,14 @@ def snapshot(path: Path, namespace: str) -> dict:
         return {"entries": entries, "history": history, "answers": answers}
 
 
-def test_round_trip_is_exact(tmp_path: Path) -> None:
-    source = tmp_path / "source.db"
+def test_round_trip_is_exact(tmp_path: Path, new_store) -> None:
+    source = new_store("source")
     ids = build(source)
     dump = tmp_path / "dump.jsonl"
     with Memory(source) as mem, dump.open("w", encoding="utf-8") as out:
         for line in mem.export(all_namespaces=True):
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    target = tmp_path / "target.db"
+    target = new_store("target")
     with Memory(target) as mem:  # no --embedder: an empty store takes the dump's model
         report = mem.import_path(dump)
         assert report["format"] == "export" and report["namespaces"] == ["alice", "bob"]
@@ -102,9 +102,9 @@ def test_export_into_another_namespace_and_errors(tmp_path: Path) -> None:
         assert mem.count(all_namespaces=True, show_expired=True, include_superseded=True) == 0
 
 
-def test_export_streams_while_others_write(tmp_path: Path) -> None:
+def test_export_streams_while_others_write(store_target: str) -> None:
     """Export reads one snapshot: entries written during the stream are not half in it."""
-    source = tmp_path / "s.db"
+    source = store_target
     with Memory(source, embedder="minilm") as mem:
         mem.add([f"fact {i}" for i in range(600)])
         stream = mem.export()

@@ -10,6 +10,7 @@ import pytest
 
 from engramdb import Entry, InputError, Memory, ModelMismatchError, Source
 from engramdb.errors import EngramError
+from engramdb.writer import entry_terms
 
 
 def top_ids(result) -> list[str]:
@@ -144,7 +145,7 @@ def test_failed_batch_rolls_back_completely(mem: Memory):
     vectors = list(mem.embedder.embed_documents([e.text for e in entries]))
     vectors[5] = vectors[5][:100]  # a bad vector on the last row: the insert fails after 5 rows
     with pytest.raises(EngramError, match="vector 5 has shape"):
-        mem.store.upsert("default", entries, vectors)
+        mem.store.upsert("default", entries, vectors, [entry_terms(e) for e in entries])
     after = (mem.count(), len(mem.search("kept", k=10, preset="lexical")), mem.stats()["vectors"])
     assert after == before
     assert mem.search("new entry", k=10, preset="lexical").hits == []
@@ -152,11 +153,13 @@ def test_failed_batch_rolls_back_completely(mem: Memory):
     mem.add(entries)
     assert mem.count() == 8
     # A concurrent writer's duplicate is skipped, not an error.
-    mem.store.upsert("default", entries[:1], mem.embedder.embed_documents([entries[0].text]))
+    mem.store.upsert("default", entries[:1], mem.embedder.embed_documents([entries[0].text]),
+                     [entry_terms(entries[0])])
     assert mem.count() == 8
 
 
-def test_model_mismatch_is_refused(db_path: Path):
+def test_model_mismatch_is_refused(store_target: str):
+    db_path = store_target
     with Memory(db_path, embedder="minilm") as mem:
         mem.add("hello")
     with pytest.raises(ModelMismatchError, match="MiniLM"):
@@ -229,6 +232,7 @@ def test_entry_json_round_trip():
         Entry.from_dict({"text": "x", "colour": "red"})
 
 
+@pytest.mark.sqlite_only
 def test_hnsw_graph_is_saved_and_restored_with_the_store(db_path: Path, monkeypatch):
     from engramdb.store import vectors
 
@@ -257,7 +261,8 @@ def test_hnsw_graph_is_saved_and_restored_with_the_store(db_path: Path, monkeypa
     assert before == after
 
 
-def test_namespaces_are_isolated_in_every_channel(db_path: Path):
+def test_namespaces_are_isolated_in_every_channel(store_target: str):
+    db_path = store_target
     with Memory(db_path, embedder="minilm", namespace="alice") as mem:
         a = mem.add(Entry(text="Dentist appointment with Dr Ruiz on Friday", persons=["Ruiz"]))
         b = mem.add(Entry(text="Dentist appointment with Dr Ruiz on Friday", persons=["Ruiz"]), namespace="bob")

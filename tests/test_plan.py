@@ -51,7 +51,7 @@ PLANS = [
 @pytest.mark.parametrize(("question", "intent", "persons", "entities", "location", "start", "end", "core"), PLANS)
 def test_rule_plans(store: Memory, question: str, intent: str, persons: list[str], entities: list[str],
                     location: str | None, start: str | None, end: str | None, core: str | None) -> None:
-    context = PlanContext(NOW, lambda text: store.store.gazetteer.match(store.store, "default", text))
+    context = PlanContext(NOW, lambda text: store.store.match_names("default", text))
     plan = RulePlanner().plan(question, context)
     assert plan.intent == intent
     assert sorted(plan.persons) == sorted(persons) and plan.entities == entities and plan.location == location

@@ -14,10 +14,10 @@ from engramdb.cli import main
 
 
 @pytest.fixture()
-def two(tmp_path: Path):
-    """Alice's and Bob's namespaces in one store; Alice holds an entry with a chosen id."""
-    path = tmp_path / "scope.db"
-    with Memory(path, namespace="alice", embedder="minilm") as mem:
+def two(store_target: str):
+    """Alice's and Bob's namespaces in one store (on each backend); Alice holds an entry with
+    a chosen id."""
+    with Memory(store_target, namespace="alice", embedder="minilm") as mem:
         mem.add([Entry(id="shared-id", text="Alice's secret: the vault code is 4321.", persons=["Alice"])])
         mem.add(["Alice likes green tea."])
         yield mem

@@ -48,8 +48,9 @@ def test_substring_channel_finds_literals_and_is_fused(mem: Memory, tmp_path: Pa
 
 def _scan(store, patterns, k, namespace, filters):  # type: ignore[no-untyped-def]
     """The channel's answer without the index (what a read-only store without it does)."""
-    ready = store._trigram_ready
-    store._trigram_ready, store.read_only = False, True
+    channel = store._substring
+    ready = channel.ready
+    channel.ready, store._db.read_only = False, True
     try:
         from engramdb.store.substring import TRIGRAM_TABLE
 
@@ -63,9 +64,10 @@ def _scan(store, patterns, k, namespace, filters):  # type: ignore[no-untyped-de
                             "ORDER BY n DESC, e.rowid DESC LIMIT ?", [*patterns, *params, k]).fetchall()
         return [(int(r), float(n)) for r, n in rows]
     finally:
-        store._trigram_ready, store.read_only = ready, False
+        channel.ready, store._db.read_only = ready, False
 
 
+@pytest.mark.sqlite_only
 def test_trigram_index_gives_exactly_the_scan_answer(mem: Memory, db_path: Path) -> None:
     texts = ["Release v2.3.1 fixed ERR_CONN_RESET.", "v2.3.10 is not v2.3.1x", "Ticket ENG-1234 reopened",
              "ENG-12345 is another ticket", "项目 XYZ 下个月开始收费", "下个月 见", "The “quoted” phrase",
@@ -81,7 +83,7 @@ def test_trigram_index_gives_exactly_the_scan_answer(mem: Memory, db_path: Path)
     assert store._reader().execute("SELECT 1 FROM sqlite_master WHERE name = ?", (TRIGRAM_TABLE,)).fetchone() is None
     for patterns in cases:
         assert store.substring(patterns, 20, "default", Filters()) == expected[tuple(patterns)], patterns
-    assert store._trigram_ready  # built on first use
+    assert store._substring.ready  # built on first use
     assert [t for t in expected[("v2.3.1",)]] and len(expected[("eng-1234",)]) == 2
     # Later writes and deletes reach the index through its triggers.
     new = mem.add(["Hotfix v2.3.1b shipped"])
@@ -98,9 +100,10 @@ def test_trigram_index_gives_exactly_the_scan_answer(mem: Memory, db_path: Path)
     assert len(store.substring(["v2.3.1"], 20, "default", Filters())) == 3
 
 
+@pytest.mark.sqlite_only
 def test_a_read_only_store_without_the_index_scans(db_path: Path) -> None:
     with Memory(db_path, embedder="minilm") as mem:
         mem.add(["Release v2.3.1 fixed ERR_CONN_RESET.", "Release v2.3.0"])
     with Memory(db_path, read_only=True) as ro:
         assert ro.store.substring(["v2.3.1"], 5, "default", Filters())[0][1] == 1.0
-        assert not ro.store._trigram_ready
+        assert not ro.store._substring.ready

@@ -21,7 +21,7 @@ from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
 from .model import Entry, Source
 from .store.base import Filters
-from .store.connection import writable
+from .store.open import can_write, store_exists
 from .schema import MODELS, json_schema, to_wire
 from .cli_lifecycle import parse_meta
 
@@ -51,8 +51,8 @@ class EngramGroup(click.Group):
 
 @click.group(cls=EngramGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="engram")
-@click.option("--db", envvar="ENGRAM_DB", default=None, metavar="PATH",
-              help="Store file [env ENGRAM_DB; default ./engram.db].")
+@click.option("--db", envvar="ENGRAM_DB", default=None, metavar="PATH|URL",
+              help="Store: a SQLite file, or a postgresql:// URL [env ENGRAM_DB; default ./engram.db].")
 @click.option("--namespace", "-n", envvar="ENGRAM_NAMESPACE", default="default", show_default=True,
               help="Namespace to read and write [env ENGRAM_NAMESPACE].")
 @click.option("--embedder", envvar="ENGRAM_EMBEDDER", default=None,
@@ -70,9 +70,9 @@ def _memory(ctx: click.Context, must_exist: bool = False, reads_only: bool = Fal
     """The store of ``--db``. Commands that only read open a file this process may not write
     (a read-only file, folder or mount) read-only instead of failing."""
     opts = ctx.obj
-    if must_exist and not Path(opts["db"]).is_file():
+    if must_exist and not store_exists(opts["db"]):
         raise EngramError(f"no store at {opts['db']} (import something first, or pass --db)")
-    read_only = reads_only and not writable(opts["db"])
+    read_only = reads_only and not can_write(opts["db"])
     with Memory(opts["db"], namespace=opts["namespace"], embedder=opts["embedder"], read_only=read_only) as mem:
         yield mem
 

@@ -23,8 +23,8 @@ from .validation import check_name, check_unicode, checked, normalize_timestamp
 from .pipeline.presets import GROUP_KEYS, Preset, load_preset
 from .plan.base import Planner
 from .pipeline.search import SearchPipeline
-from .store.base import Filters
-from .store.sqlite import SQLiteStore
+from .store.base import Filters, Store
+from .store.open import open_store, redact
 from .writer import Writer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,13 +59,16 @@ def default_db_path() -> str:
 
 
 class Memory:
-    """A memory store in one SQLite file.
+    """A memory store: one SQLite file, or (later) a PostgreSQL database.
 
     >>> with Memory("notes.db") as mem:                       # doctest: +SKIP
     ...     mem.add(["Alice moved to Berlin in May 2023.", "项目代号是 XYZ。"])
     ...     for hit in mem.search("where does Alice live?", k=3):
     ...         print(round(hit.score, 4), hit.text)
 
+    ``path`` is a SQLite file path or a ``postgresql://`` URL (also the Unix-socket form
+    ``postgresql://user:@/db?host=/socket/dir``; default ``$ENGRAM_DB`` or ``./engram.db``);
+    ``store`` is an already opened `Store` instead (the Memory then owns and closes it).
     ``namespace`` scopes every call (one user, one agent, one conversation...).
     ``embedder`` is a name from `engramdb.embed.EMBEDDER_NAMES` or an `Embedder`; by default
     the model the store was built with, or ``e5-small`` for a new store. A store never mixes
@@ -99,15 +102,23 @@ class Memory:
         max_query_chars: int | None = None,
         busy_timeout: float = 30.0,
         allow_preset_files: bool = True,
+        store: Store | None = None,
     ) -> None:
-        self.path = str(path or default_db_path())
+        if store is not None and path is not None:
+            raise InputError("give a store path (or URL) or an opened store, not both")
         self.namespace = checked(check_name, namespace, "namespace")
         if isinstance(embedder, str):
             model_name(embedder)  # an unknown name fails here, before the file is created
         self.allow_preset_files = allow_preset_files
         self.max_query_chars = max_query_chars if max_query_chars is not None else _env_int(
             "ENGRAM_MAX_QUERY_CHARS", MAX_QUERY_CHARS)
-        self.store = SQLiteStore(self.path, read_only=read_only, busy_timeout_ms=int(busy_timeout * 1000))
+        if store is None:
+            target = str(path or default_db_path())
+            store = open_store(target, read_only=read_only, busy_timeout_ms=int(busy_timeout * 1000))
+            self.path = redact(target)
+        else:
+            self.path = store.location
+        self.store = store
         self._embedder_spec = embedder
         self._cache_dir = cache_dir
         self.llm = llm
@@ -135,12 +146,9 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        """Persist the vector graph (if any, best effort) and close the file."""
+        """Close the store (which finishes its own upkeep, e.g. saving a vector graph)."""
         self._executor.shutdown(wait=True)
-        try:
-            self.store.save_vector_snapshot()  # never fails on another process's lock
-        finally:
-            self.store.close()
+        self.store.close()
 
     def _scope(self, namespace: str | None) -> str:
         """The namespace a call acts in: the one it names, else this Memory's."""

@@ -1,8 +1,10 @@
 """The one write path. `Memory.add`, `update`, supersede and every importer (notes, JSONL,
 conversations, dumps) hand normalised entries to a `Writer`:
 
-classify (new / unchanged / changed) → embed what needs it → upsert in one transaction, with
-history events. Importers get a `Writer`, not the `Memory` that owns it, so the packages do
+classify (new / unchanged / changed) → embed and analyse what needs it → upsert in one
+transaction, with history events. Text analysis (jieba segmentation, stemming: `text.tokenize`)
+happens here, once, and the store receives the terms as it receives the vectors, so every
+backend indexes exactly the same terms. Importers get a `Writer`, not the `Memory` that owns it, so the packages do
 not call back up into each other.
 """
 
@@ -15,7 +17,15 @@ import numpy as np
 from .embed import Embedder
 from .errors import InputError
 from .model import Entry
-from .store.base import Filters, Store
+from .store.base import EntryTerms, Filters, Store
+from .text.tokenize import analyze
+
+
+def entry_terms(entry: Entry) -> EntryTerms:
+    """The analysed terms an entry is indexed by: its text, and its keywords, persons,
+    entities and topic as tag terms."""
+    tag_text = " ".join(entry.keywords + entry.persons + entry.entities + ([entry.topic] if entry.topic else []))
+    return EntryTerms(body=tuple(analyze(entry.text)), tags=tuple(analyze(tag_text)))
 
 
 class Writer:
@@ -53,7 +63,8 @@ class Writer:
         if not todo and (replaces is None or set(self.store.ids(namespace, replaces)) <= keep):
             return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
         vectors = self._vectors_for(namespace, todo, changed) if todo else None
-        removed = self.store.upsert(namespace, todo, vectors, replace=[e.id for e in changed if e.id],
+        terms = [entry_terms(e) for e in todo]
+        removed = self.store.upsert(namespace, todo, vectors, terms, replace=[e.id for e in changed if e.id],
                                     scope=replaces, keep=keep, actor=actor, log=log)
         return len(todo), len(unchanged), removed
 

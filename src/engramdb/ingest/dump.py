@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..jsonfile import jsonl_objects
 from ..model import Entry
 from ..validation import check_name, normalize_timestamp
-from ..store.schema import SCHEMA_VERSION
+from ..store.base import SCHEMA_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..store.base import Store

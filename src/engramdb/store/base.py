@@ -3,7 +3,9 @@
 The pipeline never sees SQL: it asks a `Store` for channel candidates with a `Filters`
 applied *inside* the channel (prefiltering), so a filter can never drop a match that a
 post-filter over a truncated list would have lost. A server-backed store (PostgreSQL +
-pgvector) implements the same protocol.
+pgvector) implements the same protocol; what each channel's scores mean is defined once,
+for every backend, in `store.channels`. A backend's own upkeep (in-memory indexes, their
+warm-up and snapshots) is not part of the protocol: `close` finishes it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import numpy as np
 from ..errors import InputError
 from ..model import KINDS, Entry
 from ..validation import check_json_scalar, check_str, check_str_list, json_or_text, normalize_timestamp
+
+# The version of the stored entry format (fields, lifecycle columns) every backend holds; the
+# SQLite file's schema carries the same number, and an export records it.
+SCHEMA_VERSION = "4"
 
 # Metadata keys a filter may name: they become part of a JSON path, so no quotes or dots.
 METADATA_KEY = re.compile(r"[^\W][\w\-]{0,63}")
@@ -126,17 +132,32 @@ class Filters:
         return Filters.parse(data)
 
 
-class Store(Protocol):
-    """What the pipeline and `Memory` need from storage. Rows are addressed by integer rowid."""
+@dataclass(frozen=True, slots=True)
+class EntryTerms:
+    """An entry's analysed terms, made once by the write path (`engramdb.writer`) and handed
+    to the store with the entry, as its vector is: ``body`` from its text, ``tags`` from its
+    keywords, persons, entities and topic (weighted `channels.TAG_WEIGHT` in BM25)."""
 
+    body: tuple[str, ...]
+    tags: tuple[str, ...]
+
+
+class Store(Protocol):
+    """What the pipeline and `Memory` need from storage. Rows are addressed by integer rowid
+    (unique in the store, never reused, increasing in insertion order).
+
+    ``location`` names the store in messages (a file path, a URL without its password).
+    """
+
+    location: str
     embedder_name: str | None
 
     def bind_embedder(self, name: str, dim: int) -> None: ...
     def recorded_embedder(self) -> str | None: ...
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]: ...
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
-               replace: Sequence[str] = (), scope: Filters | None = None, keep: set[str] | None = None,
-               actor: str | None = None) -> int: ...
+               terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
+               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> int: ...
     def get(self, namespace: str, ids: Sequence[str]) -> list[Entry]: ...
     def fetch(self, rowids: Sequence[int]) -> dict[int, Entry]: ...
     def stored_vectors(self, namespace: str, texts: dict[str, str]) -> dict[str, np.ndarray]: ...
@@ -170,7 +191,5 @@ class Store(Protocol):
                         filters: Filters) -> dict[int, list[int]]: ...
     def substring(self, patterns: Sequence[str], k: int, namespace: str | None,
                   filters: Filters) -> list[tuple[int, float]]: ...
-    def warm(self) -> None: ...
-    def save_vector_snapshot(self) -> bool: ...
     def stats(self) -> dict[str, Any]: ...
     def close(self) -> None: ...

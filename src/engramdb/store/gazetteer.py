@@ -1,39 +1,48 @@
 """Names the store already knows (people, entities, places), matched against query text.
 
 No NER model is needed: the gazetteer is built from the tags of stored entries, per
-namespace, and rebuilt only when the store has changed since.
+namespace, and rebuilt only when the store has changed since. It is backend-neutral: a
+store hands it two functions, one that says which version of its data it holds (any value
+that changes with every write) and one that lists a namespace's name tags, so every
+backend matches names in a query the same way.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from typing import TYPE_CHECKING
+from typing import Callable, Hashable, Iterable
 
 from ..text.tokenize import normalize
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .sqlite import SQLiteStore
+from .channels import NAME_FIELDS
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _MIXED = re.compile(r"[^\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'._\-]*")
-_FIELDS = ("person", "entity", "location")
 _MAX_WORDS = 5
 
 
+NameRows = Callable[[str | None], Iterable[tuple[str, str]]]
+
+
 class Gazetteer:
-    def __init__(self) -> None:
+    """Matches the names a namespace's entries are tagged with (`NAME_FIELDS`) in text.
+
+    `version()` is the store's data version, `rows(namespace)` the distinct (field, value)
+    name tags of that namespace (None: of every namespace).
+    """
+
+    def __init__(self, version: Callable[[], Hashable], rows: NameRows) -> None:
+        self._version, self._rows = version, rows
         self._lock = threading.Lock()
-        self._seq = -1
+        self._seq: Hashable = None
         self._names: dict[str | None, dict[str, list[tuple[str, str]]]] = {}
         # Names mixing CJK with other characters ("产品 xyz", "iphone 15 pro max"): the word and
         # CJK-run n-grams below cannot cut them out of a query, so they are found by substring.
         self._mixed: dict[str | None, list[str]] = {}
 
-    def _sync(self, store: "SQLiteStore") -> None:
-        conn = store._reader()
-        seq = int(conn.execute("SELECT value FROM meta WHERE key = 'write_seq'").fetchone()[0])
+    def _sync(self) -> None:
+        seq = self._version()
         if seq == self._seq:
             return
         with self._lock:
@@ -43,30 +52,23 @@ class Gazetteer:
             self._mixed = {}
             self._seq = seq
 
-    def names(self, store: "SQLiteStore", namespace: str | None) -> dict[str, list[tuple[str, str]]]:
+    def names(self, namespace: str | None) -> dict[str, list[tuple[str, str]]]:
         """Lower-cased name -> [(field, value)] for one namespace (None: all)."""
-        self._sync(store)
+        self._sync()
         cached = self._names.get(namespace)
         if cached is not None:
             return cached
-        sql = (
-            "SELECT DISTINCT t.field, t.value FROM tags t JOIN entries e ON e.rowid = t.rowid "
-            f"WHERE t.field IN ({','.join('?' * len(_FIELDS))})"
-        )
-        params: list[str] = list(_FIELDS)
-        if namespace is not None:
-            sql += " AND e.namespace = ?"
-            params.append(namespace)
         table: dict[str, list[tuple[str, str]]] = {}
-        for field, value in store._reader().execute(sql, params):
-            table.setdefault(value, []).append((field, value))
+        for field, value in self._rows(namespace):
+            if field in NAME_FIELDS:
+                table.setdefault(value, []).append((field, value))
         self._mixed[namespace] = [name for name in table if _CJK_RUN.search(name) and _MIXED.search(name)]
         self._names[namespace] = table
         return table
 
-    def match(self, store: "SQLiteStore", namespace: str | None, query: str) -> list[tuple[str, str]]:
+    def match(self, namespace: str | None, query: str) -> list[tuple[str, str]]:
         """(field, value) pairs for every known name that occurs in the query."""
-        table = self.names(store, namespace)
+        table = self.names(namespace)
         if not table:
             return []
         text = normalize(query)

@@ -6,25 +6,19 @@ postings of its terms and scores them with NumPy, so it costs ~1–2 ms at 100k 
 whatever the filter, where FTS5's `bm25()` with `ORDER BY ... LIMIT` scored every match in
 SQL (7–12 ms unfiltered, 24–36 ms joined with a namespace filter; docs/BENCHMARKS.md).
 
-Scoring is BM25 (k1 = 1.2, b = 0.75) with tags (keywords, persons, entities, topic)
-counted as 0.6 of a body occurrence, computed with the collection statistics current at
-query time, so scores are exact after any number of appends.
+Scoring is the BM25 of `channels` (the definition every backend shares), computed with the
+collection statistics current at query time, so scores are exact after any number of appends.
 """
 
 from __future__ import annotations
 
-import math
 from array import array
-from collections import Counter
 from typing import Iterable
 
 import numpy as np
 
+from .channels import average_length, idf, length_norm, row_length, term_frequencies, term_score
 from .rwlock import ReadWriteLock
-
-K1 = 1.2
-B = 0.75
-TAG_WEIGHT = 0.6
 
 
 class RowCodes:
@@ -143,10 +137,8 @@ class LexicalIndex:
             if rowid in self.rows.pos:
                 continue
             position = self.rows.add(rowid, namespace, kind, *status)
-            counts: Counter[str] = Counter(body.split())
-            for term in tags.split():
-                counts[term] += TAG_WEIGHT
-            length = float(sum(counts.values()))
+            counts = term_frequencies(body.split(), tags.split())
+            length = row_length(counts)
             self._lengths.append(length)
             self._total_length += length
             for term, tf in counts.items():
@@ -168,7 +160,7 @@ class LexicalIndex:
             return None
         if self._lengths_np is None:
             self._lengths_np = np.array(self._lengths, dtype=np.float32)
-        avgdl = self._total_length / n or 1.0
+        avgdl = average_length(self._total_length, n)
         norm_all = None
         acc: np.ndarray | None = None
         for term in dict.fromkeys(terms):
@@ -178,11 +170,10 @@ class LexicalIndex:
             positions = np.array(postings[0], dtype=np.int64)
             tf = np.array(postings[1], dtype=np.float32)
             df = len(positions)
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             if norm_all is None:
-                norm_all = K1 * (1.0 - B + B * self._lengths_np / avgdl)
+                norm_all = length_norm(self._lengths_np, avgdl)
                 acc = np.zeros(n, dtype=np.float32)
-            acc[positions] += idf * tf * (K1 + 1.0) / (tf + norm_all[positions])  # type: ignore[index]
+            acc[positions] += term_score(idf(n, df), tf, norm_all[positions])  # type: ignore[index]
         return acc
 
     def search(self, terms: list[str], k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import apsw
 
+from .base import SCHEMA_VERSION
 from .connection import APPLICATION_ID
 
-SCHEMA_VERSION = "4"
+__all__ = ["SCHEMA_VERSION", "create_or_migrate", "is_current"]
 _ENTRIES = """
 CREATE TABLE IF NOT EXISTS {name} (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -1,50 +1,37 @@
 """The embedded default store: one SQLite file (WAL) with entries, analysed terms, vectors and tags.
 
 Terms and vectors are mirrored in RAM by `LexicalIndex` and `VectorIndex` for fast, exactly
-prefiltered search (docs/DESIGN.md). We use `apsw` rather than the standard `sqlite3` module:
-it ships a recent SQLite, and the standard module here cannot load extensions. One writer
-connection (guarded by a lock) and one reader connection per thread: WAL lets readers run
-while a batch is written, and each write batch is a single transaction.
+prefiltered search (docs/DESIGN.md; their upkeep is `mirrors.Mirrors`). We use `apsw` rather
+than the standard `sqlite3` module: it ships a recent SQLite, and the standard module here
+cannot load extensions. The file's connections and transactions are `sqlite_db.SQLiteFile`;
+the time, substring and listing queries are parts built on it (`timeline`, `substring`,
+`listing`); what the channels' scores mean is `channels`, shared with every backend.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import apsw
 import numpy as np
 
-from ..errors import EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreError
-from ..model import Entry, Source, timestamp_epoch, utc_now
-from ..text.tokenize import analyze
-from .base import Filters
+from ..errors import EngramError, ModelMismatchError, NotFoundError
+from ..model import Entry, timestamp_epoch, utc_now
+from .base import EntryTerms, Filters
+from .channels import NAME_FIELDS, name_tags, rank_symbolic
+from .connection import BUSY_TIMEOUT_MS, map_driver_error, translate_driver_errors
 from .gazetteer import Gazetteer
-from .lexical import LexicalIndex, RowCodes
-from . import substring as substring_channel
-from . import listing, timeline
+from .listing import Listing
+from .mirrors import CACHE_LOCK_MS, Mirrors
 from .sql_filters import where_clause
-from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, map_driver_error, translate_driver_errors, writable, write_transaction
-from .schema import SCHEMA_VERSION, create_or_migrate, is_current
-from .vectors import VectorIndex
+from .sqlite_db import SQLiteFile, decode_entry
+from .substring import SubstringChannel
+from .timeline import TimeChannels
 
-# How long a search or close waits for the write lock to save a cache (the HNSW graph, the
-# trigram index) before giving up on it for now.
-CACHE_LOCK_MS = 250
-
-
-def _tag_rows(entry: Entry) -> list[tuple[str, str]]:
-    rows = [("person", p) for p in entry.persons] + [("entity", e) for e in entry.entities]
-    rows += [("keyword", k) for k in entry.keywords]
-    if entry.location:
-        rows.append(("location", entry.location))
-    if entry.source.speaker:
-        rows.append(("person", entry.source.speaker))
-    return sorted({(f, v.strip().lower()) for f, v in rows if v.strip()})
+__all__ = ["CACHE_LOCK_MS", "SQLiteStore"]
 
 
 @translate_driver_errors
@@ -57,84 +44,49 @@ class SQLiteStore:
     """
 
     def __init__(self, path: str | Path, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
-        self.path = str(Path(path).expanduser())
+        self._db = SQLiteFile(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
+        self.path = self.location = self._db.path
         self.busy_timeout_ms = busy_timeout_ms
-        if self.path == ":memory:":
-            raise InputError("an in-memory store cannot be shared between threads; give a file path")
-        self.read_only = read_only
-        self._local = threading.local()
-        self._write_lock = threading.RLock()
-        self._connections: list[apsw.Connection] = []
-        self._conn_lock = threading.Lock()
-        if read_only and not Path(self.path).is_file():
-            raise StoreError(f"no store at {self.path}")
-        existed = Path(self.path).exists()
-        if not read_only and existed and not writable(self.path):
-            raise ReadOnlyStoreError(
-                f"store {self.path} is read-only here (the file, its folder or its mount); it can be read "
-                "(search, get, stats) but not changed")
-        self._writer = connect(self.path, read_only=read_only, create=True, busy_timeout_ms=busy_timeout_ms)
-        try:
-            self._open()
-        except BaseException:
-            self._writer.close()
-            if not existed:  # never leave an empty file behind a failed open
-                Path(self.path).unlink(missing_ok=True)
-            raise
-        self._lexical = LexicalIndex()
-        self._scope_cache: dict[tuple[Any, ...], set[int]] = {}
-        self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
-        self._trigram_ready = False  # the substring channel's index (built on first use)
-        self._scope_lock = threading.Lock()
-        self.gazetteer = Gazetteer()
+        self.embedder_name = self._db.meta("embedder")
+        self._mirrors = Mirrors(self._db)
+        self._time = TimeChannels(self._db, self._mirrors)
+        self._substring = SubstringChannel(self._db)
+        self._listing = Listing(self._db)
+        self._names = Gazetteer(lambda: self._db.seqs()[0], self._name_rows)
         self._closed = False
 
-    def _open(self) -> None:
-        """Check the file is ours (or empty), then create or migrate the schema if needed."""
-        state = inspect_file(self._writer, self.path)
-        if self.read_only:
-            if state == "empty":
-                raise NotAStoreError(f"{self.path} is an empty file, not an Engram store")
-            if not is_current(self._writer):
-                raise ReadOnlyStoreError(
-                    f"store {self.path} was written by an older Engram and must be upgraded to schema "
-                    f"{SCHEMA_VERSION}; open it once without read-only")
-        else:
-            mode = self._writer.execute("PRAGMA journal_mode").fetchone()[0]
-            if str(mode).lower() != "wal":
-                self._writer.execute("PRAGMA journal_mode=WAL")
-            self._writer.execute("PRAGMA synchronous=NORMAL")
-            if not is_current(self._writer):
-                with self._write_lock, self._transaction():
-                    create_or_migrate(self._writer)
-        self.embedder_name = self._meta("embedder")
-        dim = self._meta("dim")
-        self._vectors: VectorIndex | None = VectorIndex(int(dim)) if dim else None
+    # -- the file's parts (private: for this backend's own modules and tests) --------------
+    @property
+    def read_only(self) -> bool:
+        return self._db.read_only
 
-    # -- connections ---------------------------------------------------------------------
+    @property
+    def _writer(self) -> apsw.Connection:
+        return self._db.writer
+
+    @property
+    def _write_lock(self) -> Any:
+        return self._db.write_lock
+
+    @property
+    def _lexical(self) -> Any:
+        return self._mirrors.lexical_index
+
+    @property
+    def _vectors(self) -> Any:
+        return self._mirrors.vector_index
+
     def _reader(self) -> apsw.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = connect(self.path, read_only=self.read_only, busy_timeout_ms=self.busy_timeout_ms)
-            self._local.conn = conn
-            with self._conn_lock:
-                self._connections.append(conn)
-        return conn
+        return self._db.reader()
 
     def _transaction(self, timeout_ms: int | None = None) -> Any:
-        """The writer's ``BEGIN IMMEDIATE`` transaction (call with `_write_lock` held)."""
-        if self.read_only:
-            raise ReadOnlyStoreError(f"store {self.path} is open read-only")
-        wait = self.busy_timeout_ms if timeout_ms is None else min(timeout_ms, self.busy_timeout_ms)
-        return write_transaction(self._writer, self.path, wait, restore_ms=self.busy_timeout_ms)
+        return self._db.transaction(timeout_ms)
 
     def _meta(self, key: str, conn: apsw.Connection | None = None) -> str | None:
-        row = (conn or self._writer).execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else row[0]
+        return self._db.meta(key, conn)
 
-    def _seqs(self, conn: apsw.Connection) -> tuple[int, int]:
-        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('write_seq', 'delete_seq')").fetchall())
-        return int(rows.get("write_seq", 0)), int(rows.get("delete_seq", 0))
+    def _seqs(self, conn: apsw.Connection | None = None) -> tuple[int, int]:
+        return self._db.seqs(conn)
 
     # -- model binding -------------------------------------------------------------------
     def recorded_embedder(self) -> str | None:
@@ -160,8 +112,7 @@ class SQLiteStore:
                 f"Open it with that embedder, or re-import into a new store."
             )
         self.embedder_name = stored
-        if self._vectors is None:
-            self._vectors = VectorIndex(dim)
+        self._mirrors.bind_dim(dim)
 
     # -- writes --------------------------------------------------------------------------
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
@@ -201,9 +152,10 @@ class SQLiteStore:
         return new, unchanged, changed
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
-               replace: Sequence[str] = (), scope: Filters | None = None, keep: set[str] | None = None,
-               actor: str | None = None, log: bool = True) -> int:
-        """Insert normalised entries of `namespace` (and their vectors, same order) in ONE transaction.
+               terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
+               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> int:
+        """Insert normalised entries of `namespace` (and their vectors and analysed terms, same
+        order) in ONE transaction.
 
         `replace` lists ids of that namespace to delete first (entries whose fields changed).
         With `scope`, entries matching it whose id is not in `keep` are deleted too (the
@@ -215,6 +167,8 @@ class SQLiteStore:
         """
         if vectors is not None and len(vectors) != len(entries):
             raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
+        if len(terms) != len(entries):
+            raise EngramError(f"{len(entries)} entries but {len(terms)} analysed term sets")
         if any(e.namespace != namespace for e in entries):
             raise EngramError("a write batch holds entries of one namespace")
         now = utc_now()
@@ -222,7 +176,7 @@ class SQLiteStore:
         with self._write_lock, self._transaction():
             conn = self._writer
             if scope is not None:
-                where, params = self._where(namespace, scope)
+                where, params = where_clause(namespace, scope)
                 stale = [i for (i,) in conn.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
                          if i not in (keep or set())]
                 gone = self._delete_ids(conn, namespace, stale)
@@ -252,16 +206,15 @@ class SQLiteStore:
                 old = replaced.pop(entry.id, None)  # type: ignore[arg-type]
                 if log:
                     self._log(conn, namespace, entry.id, "ADD" if old is None else "UPDATE", old, data, actor, now)
-                tag_rows = _tag_rows(entry)
                 conn.executemany("INSERT OR IGNORE INTO tags(field, value, rowid) VALUES (?,?,?)",
-                                 [(f, v, rowid) for f, v in tag_rows])
-                tag_text = " ".join(entry.keywords + entry.persons + entry.entities + ([entry.topic] if entry.topic else []))
+                                 [(f, v, rowid) for f, v in name_tags(entry)])
                 conn.execute("INSERT INTO lexicon(rowid, body, tags) VALUES (?,?,?)",
-                             (rowid, " ".join(analyze(entry.text)), " ".join(analyze(tag_text))))
+                             (rowid, " ".join(terms[i].body), " ".join(terms[i].tags)))
                 if vectors is not None:
                     vec = np.ascontiguousarray(vectors[i], dtype=np.float32)
-                    if self._vectors is not None and vec.shape != (self._vectors.dim,):
-                        raise EngramError(f"vector {i} has shape {vec.shape}, expected ({self._vectors.dim},)")
+                    index = self._mirrors.vector_index
+                    if index is not None and vec.shape != (index.dim,):
+                        raise EngramError(f"vector {i} has shape {vec.shape}, expected ({index.dim},)")
                     conn.execute("INSERT INTO vectors(rowid, vec) VALUES (?, ?)", (rowid, vec.tobytes()))
             for entry_id, old in replaced.items():  # replaced but not written again (not expected)
                 self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
@@ -297,7 +250,7 @@ class SQLiteStore:
         """Delete the entries of `namespace` that have one of `ids` (if given) and match `filters`.
         An id the namespace does not hold raises `NotFoundError` and nothing is deleted."""
         with self._write_lock, self._transaction():
-            where, params = self._where(namespace, filters or Filters())
+            where, params = where_clause(namespace, filters or Filters())
             sql = f"SELECT e.id FROM entries e WHERE {where}"
             if ids is None:
                 targets = [r for (r,) in self._writer.execute(sql, params)]
@@ -322,12 +275,6 @@ class SQLiteStore:
             return len(gone)
 
     # -- reads ---------------------------------------------------------------------------
-    @staticmethod
-    def _entry(data: str) -> Entry:
-        raw = json.loads(data)
-        raw["source"] = Source.from_dict(raw.get("source"))
-        return Entry(**raw)
-
     def get(self, namespace: str, ids: Sequence[str]) -> list[Entry]:
         """Entries of `namespace` by id, in the order asked; ids it does not hold are skipped."""
         conn = self._reader()
@@ -337,7 +284,7 @@ class SQLiteStore:
             marks = ",".join("?" * len(chunk))
             for entry_id, data in conn.execute(
                     f"SELECT id, data FROM entries WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]):
-                found[entry_id] = self._entry(data)
+                found[entry_id] = decode_entry(data)
         return [found[i] for i in ids if i in found]
 
     def stored_vectors(self, namespace: str, texts: dict[str, str]) -> dict[str, np.ndarray]:
@@ -368,11 +315,11 @@ class SQLiteStore:
     def iter_entries(self, namespace: str | None) -> Iterator[Entry]:
         """Every entry of `namespace` (None: all), in insertion order, streamed (constant memory)."""
         where, params = ("WHERE namespace = ? ", [namespace]) if namespace is not None else ("", [])
-        conn = connect(self.path, read_only=True, busy_timeout_ms=self.busy_timeout_ms)
+        conn = self._db.snapshot()
         try:
             conn.execute("BEGIN")  # one snapshot for the whole stream, whatever others write
             for (data,) in conn.execute(f"SELECT data FROM entries {where}ORDER BY rowid", params):
-                yield self._entry(data)
+                yield decode_entry(data)
         except apsw.Error as exc:  # raised while streaming: past the method's own mapping
             raise map_driver_error(exc, self.path) from exc
         finally:
@@ -381,7 +328,7 @@ class SQLiteStore:
     def iter_history(self, namespace: str | None) -> Iterator[dict[str, Any]]:
         """Every logged event of `namespace` (None: all), oldest first, streamed."""
         where, params = ("WHERE namespace = ? ", [namespace]) if namespace is not None else ("", [])
-        conn = connect(self.path, read_only=True, busy_timeout_ms=self.busy_timeout_ms)
+        conn = self._db.snapshot()
         try:
             conn.execute("BEGIN")
             for ns, entry_id, event, at, actor, old, new in conn.execute(
@@ -424,61 +371,42 @@ class SQLiteStore:
             chunk = rowids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for rowid, data in conn.execute(f"SELECT rowid, data FROM entries WHERE rowid IN ({marks})", chunk):
-                out[rowid] = self._entry(data)
+                out[rowid] = decode_entry(data)
         return out
 
     def ids(self, namespace: str | None, filters: Filters) -> list[str]:
-        where, params = self._where(namespace, filters)
+        where, params = where_clause(namespace, filters)
         return [r for (r,) in self._reader().execute(f"SELECT e.id FROM entries e WHERE {where}", params)]
 
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
-        where, params = self._where(namespace, filters or Filters())
+        where, params = where_clause(namespace, filters or Filters())
         return int(self._reader().execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0])
 
     # -- filters -------------------------------------------------------------------------
     _where = staticmethod(where_clause)
 
     # -- channels ------------------------------------------------------------------------
-    def _mask(self, rows: RowCodes, namespace: str | None, filters: Filters) -> Any:
-        """Admit-mask over an in-memory index's positions: namespace and kind are checked on
-        codes kept in RAM; other filters are evaluated once in SQL (cached per store state)."""
-        rest = dataclasses.replace(filters.matching_only(), kinds=[])
-        allowed = None
-        if not rest.is_empty():
-            where, params = self._where(namespace, rest)
-            conn = self._reader()
-            key = (where, tuple(map(repr, params)), self._seqs(conn))
-            with self._scope_lock:
-                allowed = self._scope_cache.get(key)
-            if allowed is None:
-                allowed = {r for (r,) in conn.execute(f"SELECT e.rowid FROM entries e WHERE {where}", params)}
-                with self._scope_lock:
-                    if len(self._scope_cache) > 16:
-                        self._scope_cache.clear()
-                    self._scope_cache[key] = allowed
-        return rows.mask(namespace, filters.kinds, allowed, rows.hidden(filters.visible_at, filters.include_superseded))
-
     def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
         """BM25 over analysed text and tags; filters admit rows before the top-k is cut."""
         if not terms:
             return []
-        index = self._refresh_lexical()
+        index = self._mirrors.lexical()
         with index.lock.read():
-            return index.search(list(terms), k, self._mask(index.rows, namespace, filters))
+            return index.search(list(terms), k, self._mirrors.mask(index.rows, namespace, filters))
 
     def term_coverage(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, int]:
         """For each row, how many of the distinct analysed `terms` its text or tags contain."""
-        index = self._refresh_lexical()
+        index = self._mirrors.lexical()
         with index.lock.read():
             return index.coverage(list(terms), list(rowids))
 
     def semantic(self, vector: np.ndarray, k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
         """Cosine top-k; filters admit rows before the top-k is cut (exactly, or by oversampling HNSW)."""
-        index = self._refresh_vectors()
+        index = self._mirrors.vectors()
         if index is None:
             return []
         with index.lock.read():
-            mask = self._mask(index.rows, namespace, filters)
+            mask = self._mirrors.mask(index.rows, namespace, filters)
             return index.search(np.asarray(vector, dtype=np.float32), k, mask)
 
     def symbolic(self, query: str, terms: Sequence[str], k: int, namespace: str | None,
@@ -489,7 +417,7 @@ class SQLiteStore:
         Tag lookups are index range scans; filters use the same admit-mask as the lexical channel.
         """
         if names is None:  # no plan: the names the query mentions
-            names = self.gazetteer.match(self, namespace, query)
+            names = self._names.match(namespace, query)
         if not names:
             return []
         conn = self._reader()
@@ -497,9 +425,9 @@ class SQLiteStore:
         for field_name, value in names:
             counts.update(r for (r,) in conn.execute("SELECT rowid FROM tags WHERE field = ? AND value = ?",
                                                       (field_name, value)))
-        index = self._refresh_lexical()
+        index = self._mirrors.lexical()
         with index.lock.read():
-            mask = self._mask(index.rows, namespace, filters)
+            mask = self._mirrors.mask(index.rows, namespace, filters)
             pos = index.rows.pos
             rowids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
             n = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
@@ -511,12 +439,21 @@ class SQLiteStore:
             if len(rowids) == 0:
                 return []
             lexical = index.score_positions(list(terms), positions) if terms else np.zeros(len(rowids))
-        order = np.lexsort((-rowids, -lexical, -n))[:k]
-        return [(int(rowids[i]), float(n[i])) for i in order]
+        return rank_symbolic(rowids, n, lexical, k)
 
     def match_names(self, namespace: str | None, text: str) -> list[tuple[str, str]]:
         """The (field, name) tags of `namespace` that occur in `text` (the planner's gazetteer)."""
-        return self.gazetteer.match(self, namespace, text)
+        return self._names.match(namespace, text)
+
+    def _name_rows(self, namespace: str | None) -> Iterable[tuple[str, str]]:
+        """The distinct name tags of `namespace` (None: all), for the gazetteer."""
+        sql = ("SELECT DISTINCT t.field, t.value FROM tags t JOIN entries e ON e.rowid = t.rowid "
+               f"WHERE t.field IN ({','.join('?' * len(NAME_FIELDS))})")
+        params: list[str] = list(NAME_FIELDS)
+        if namespace is not None:
+            sql += " AND e.namespace = ?"
+            params.append(namespace)
+        return self._reader().execute(sql, params).fetchall()
 
     def turn_neighbours(self, rowids: Sequence[int], span: int, namespace: str | None,
                         filters: Filters) -> dict[int, list[int]]:
@@ -524,7 +461,7 @@ class SQLiteStore:
         and just after it in its session (nearest first, before then after), among the rows
         `filters` admit in `namespace`. Index range scans on (namespace, session_id)."""
         conn = self._reader()
-        where, params = self._where(namespace, filters)
+        where, params = where_clause(namespace, filters)
         out: dict[int, list[int]] = {}
         marks = ",".join("?" * len(rowids))
         sessions = conn.execute(f"SELECT rowid, session_id FROM entries WHERE rowid IN ({marks}) AND kind = 'turn' "
@@ -540,123 +477,70 @@ class SQLiteStore:
 
     def vectors_of(self, rowids: Sequence[int]) -> np.ndarray:
         """Stored vectors of `rowids` (zeros where a row has none), for diversity in selection."""
-        index = self._refresh_vectors()
+        index = self._mirrors.vectors()
         if index is None:
             return np.zeros((len(rowids), 1), dtype=np.float32)
         with index.lock.read():
             return index.vectors_of(list(rowids))
 
-    # Time channels live in timeline.py; the methods keep the Store protocol in one place.
-    temporal = timeline.temporal
-    dated = timeline.dated
-    newest_timestamp = timeline.newest_timestamp
-    substring = substring_channel.substring
+    def temporal(self, start: float, end: float, terms: Sequence[str], k: int, namespace: str | None,
+                 filters: Filters) -> list[tuple[int, float]]:
+        """Entries whose time overlaps ``[start, end)``, most overlap first (`timeline`)."""
+        return self._time.temporal(start, end, terms, k, namespace, filters)
 
-    # -- vector index maintenance --------------------------------------------------------
-    def _refresh_lexical(self) -> LexicalIndex:
-        """Bring the in-memory BM25 index up to date with the file (own or other writers)."""
-        index = self._lexical
-        conn = self._reader()
-        seq, del_seq = self._seqs(conn)
-        if index.seq == seq and index.del_seq == del_seq:
-            return index
-        with index.lock.write():
-            if index.seq == seq and index.del_seq == del_seq:
-                return index
-            if index.del_seq != del_seq:
-                index.reset()
-            index.append(conn.execute(
-                "SELECT l.rowid, e.namespace, e.kind, l.body, l.tags, e.superseded_by IS NOT NULL, e.expires_at "
-                "FROM lexicon l JOIN entries e ON e.rowid = l.rowid "
-                "WHERE l.rowid > ? ORDER BY l.rowid", (index.max_rowid,)))
-            index.seq, index.del_seq = seq, del_seq
-        return index
+    def dated(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
+        """Entries that state a period, by BM25 of the query among them (`timeline`)."""
+        return self._time.dated(terms, k, namespace, filters)
 
-    def _refresh_vectors(self) -> VectorIndex | None:
-        """Bring the in-memory vector index up to date with the file (own or other writers)."""
-        index = self._vectors
-        if index is None:
-            return None
-        conn = self._reader()
-        seq, del_seq = self._seqs(conn)
-        if index.seq == seq and index.del_seq == del_seq:
-            return index
-        select = ("SELECT v.rowid, e.namespace, e.kind, v.vec, e.superseded_by IS NOT NULL, e.expires_at "
-                  "FROM vectors v JOIN entries e ON e.rowid = v.rowid "
-                  "WHERE v.rowid {} ? ORDER BY v.rowid")
-        with index.lock.write():
-            if index.seq == seq and index.del_seq == del_seq:
-                return index
-            if index.del_seq != del_seq:
-                index.reload()  # rows were deleted: reload them, keep the graph (vectors.py)
-                if index.graph_size == 0:
-                    snap = conn.execute("SELECT max_rowid, blob FROM ann_snapshot WHERE id = 1").fetchone()
-                    if snap is not None:
-                        index.append(conn.execute(select.format("<="), (snap[0],)))
-                        if not index.restore_ann(snap[1], snap[0]):
-                            index.reset()
-            index.append(conn.execute(select.format(">"), (index.max_rowid,)))
-            index.ensure_ann()
-            index.seq, index.del_seq = seq, del_seq
-        return index
+    def newest_timestamp(self, namespace: str | None) -> str | None:
+        """The namespace's latest time (the default reference time; `timeline`)."""
+        return self._time.newest_timestamp(namespace)
 
-    def save_vector_snapshot(self) -> bool:
-        """Persist the HNSW graph in the file so the next open skips rebuilding it.
+    def substring(self, patterns: Sequence[str], k: int, namespace: str | None,
+                  filters: Filters) -> list[tuple[int, float]]:
+        """Rows containing the query's literal strings, most matched first (`substring`)."""
+        return self._substring.search(patterns, k, namespace, filters)
 
-        Only when this process built or extended the graph; opening a store for `stats`
-        or a lexical search never loads vectors just to save them. Best effort: it waits at
-        most `CACHE_LOCK_MS` for the write lock and gives up quietly when another
-        process holds it, the file is read-only, or a newer graph is already saved; a
-        search must never fail (or lose its output) because a cache could not be written.
-        """
-        index = self._vectors
-        if index is None or self.read_only or index.seq < 0:
-            return False
-        with index.lock.read():
-            if index._ann is None:
-                return False
-            graph_rowid, keys = index.graph_rowid, index.graph_size
-            if self._saved_graph(graph_rowid, keys):
-                return False
-            blob = index.ann_bytes()
-            if blob is None:
-                return False
-            try:
-                with self._write_lock, self._transaction(CACHE_LOCK_MS):
-                    if self._saved_graph(graph_rowid, keys):
-                        return False  # another process saved the same or a newer graph
-                    self._writer.execute(
-                        "INSERT OR REPLACE INTO ann_snapshot(id, del_seq, count, max_rowid, blob) VALUES (1, ?, ?, ?, ?)",
-                        (self._seqs(self._writer)[1], keys, graph_rowid, blob),
-                    )
-            except StoreError:
-                return False
-        return True
-
-    def _saved_graph(self, graph_rowid: int, keys: int) -> bool:
-        """Whether the saved graph covers as many rows as ours (a later one, or the same)."""
-        snap = self._writer.execute("SELECT max_rowid, count FROM ann_snapshot WHERE id = 1").fetchone()
-        return snap is not None and (snap[0] > graph_rowid or (snap[0] == graph_rowid and snap[1] <= keys))
-
+    # -- this backend's upkeep (not part of the Store protocol) ---------------------------
     def warm(self) -> None:
         """Load the in-memory indexes now rather than on the first search."""
-        self._refresh_lexical()
-        self._refresh_vectors()
+        self._mirrors.lexical()
+        self._mirrors.vectors()
+
+    def save_vector_snapshot(self) -> bool:
+        """Persist the HNSW graph in the file (best effort; `Mirrors.save_snapshot`)."""
+        return self._mirrors.save_snapshot()
 
     # -- admin ---------------------------------------------------------------------------
-    # Listing and counts live in listing.py; the methods keep the Store protocol in one place.
-    page = listing.page
-    namespaces = listing.namespaces
-    stats = listing.stats
-    timeline = listing.timeline
-    sessions = listing.sessions
+    def page(self, namespace: str, filters: Filters, *, newest_first: bool, limit: int,
+             after: int | None = None) -> tuple[list[Entry], int | None]:
+        """A keyset page of entries in insertion order or its reverse (`listing`)."""
+        return self._listing.page(namespace, filters, newest_first=newest_first, limit=limit, after=after)
+
+    def namespaces(self) -> dict[str, dict[str, int]]:
+        """Entry counts per kind for every namespace."""
+        return self._listing.namespaces()
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, model, vectors, schema and file size."""
+        return self._listing.stats()
+
+    def timeline(self, namespace: str, filters: Filters, field: str,
+                 bucket: str) -> tuple[list[tuple[str, int]], int, str | None, str | None]:
+        """Entry counts per time bucket (`listing`)."""
+        return self._listing.timeline(namespace, filters, field, bucket)
+
+    def sessions(self, namespace: str, filters: Filters, limit: int) -> list[dict[str, Any]]:
+        """The namespace's conversation sessions, most recently written first (`listing`)."""
+        return self._listing.sessions(namespace, filters, limit)
 
     def close(self) -> None:
+        """Save the vector graph (best effort: never fails on another process's lock) and
+        close the file."""
         if self._closed:
             return
         self._closed = True
-        with self._conn_lock:
-            for conn in self._connections:
-                conn.close()
-            self._connections.clear()
-        self._writer.close()
+        try:
+            self.save_vector_snapshot()
+        finally:
+            self._db.close()

@@ -9,13 +9,13 @@ numbers) and read-only stores without the index fall back to scanning the namesp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from ..errors import StoreError
 from .base import Filters
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .sqlite import SQLiteStore
+from .mirrors import CACHE_LOCK_MS
+from .sql_filters import where_clause
+from .sqlite_db import SQLiteFile
 
 TRIGRAM_TABLE = "entries_trigram"
 _TRIGRAM_SCHEMA = f"""
@@ -30,44 +30,50 @@ END;
 """
 
 
-def has_trigram_index(self: "SQLiteStore") -> bool:
-    """Whether the trigram index exists, building it first when the store is writable."""
-    from .sqlite import CACHE_LOCK_MS
+class SubstringChannel:
+    """The substring channel on one SQLite file. Its score is `channels.patterns_matched`
+    (SQLite's ``lower`` folds ASCII letters only, as that function does)."""
 
-    if self._trigram_ready:
-        return True
-    exists = self._reader().execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TRIGRAM_TABLE,)).fetchone()
-    if not exists and not self.read_only:
-        try:
-            with self._write_lock, self._transaction(CACHE_LOCK_MS):
-                self._writer.execute(_TRIGRAM_SCHEMA)
-                # 'rebuild' indexes every existing row; later writes go through the triggers.
-                self._writer.execute(f"INSERT INTO {TRIGRAM_TABLE}({TRIGRAM_TABLE}) VALUES ('rebuild')")
-            exists = True
-        except StoreError:
-            return False  # another process kept the write lock: scan this time, build later
-    self._trigram_ready = bool(exists)
-    return self._trigram_ready
+    def __init__(self, db: SQLiteFile) -> None:
+        self.db = db
+        self.ready = False  # the trigram index exists (built on first use)
 
+    def has_trigram_index(self) -> bool:
+        """Whether the trigram index exists, building it first when the store is writable."""
+        if self.ready:
+            return True
+        db = self.db
+        exists = db.reader().execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TRIGRAM_TABLE,)).fetchone()
+        if not exists and not db.read_only:
+            try:
+                with db.write_lock, db.transaction(CACHE_LOCK_MS):
+                    db.writer.execute(_TRIGRAM_SCHEMA)
+                    # 'rebuild' indexes every existing row; later writes go through the triggers.
+                    db.writer.execute(f"INSERT INTO {TRIGRAM_TABLE}({TRIGRAM_TABLE}) VALUES ('rebuild')")
+                exists = True
+            except StoreError:
+                return False  # another process kept the write lock: scan this time, build later
+        self.ready = bool(exists)
+        return self.ready
 
-def substring(self: "SQLiteStore", patterns: Sequence[str], k: int, namespace: str | None,
-              filters: Filters) -> list[tuple[int, float]]:
-    """Rows whose text contains any pattern (case-insensitive), most patterns matched first,
-    then the newest."""
-    if not patterns:
-        return []
-    where, params = self._where(namespace, filters)
-    matched = " + ".join("(instr(lower(e.text), ?) > 0)" for _ in patterns)
-    scope = ""
-    scope_params: list[object] = []
-    if all(len(p) >= 3 for p in patterns) and has_trigram_index(self):
-        phrases = " OR ".join('"' + p.replace('"', '""') + '"' for p in patterns)
-        scope = f"e.rowid IN (SELECT rowid FROM {TRIGRAM_TABLE} WHERE {TRIGRAM_TABLE} MATCH ?) AND "
-        scope_params = [phrases]
-    rows = self._reader().execute(
-        f"SELECT e.rowid, {matched} AS n FROM entries e WHERE {scope}{where} AND n > 0 "
-        "ORDER BY n DESC, e.rowid DESC LIMIT ?",
-        [*patterns, *scope_params, *params, k],
-    ).fetchall()
-    return [(int(rowid), float(n)) for rowid, n in rows]
+    def search(self, patterns: Sequence[str], k: int, namespace: str | None,
+               filters: Filters) -> list[tuple[int, float]]:
+        """Rows whose text contains any pattern (case-insensitive), most patterns matched
+        first, then the newest."""
+        if not patterns:
+            return []
+        where, params = where_clause(namespace, filters)
+        matched = " + ".join("(instr(lower(e.text), ?) > 0)" for _ in patterns)
+        scope = ""
+        scope_params: list[object] = []
+        if all(len(p) >= 3 for p in patterns) and self.has_trigram_index():
+            phrases = " OR ".join('"' + p.replace('"', '""') + '"' for p in patterns)
+            scope = f"e.rowid IN (SELECT rowid FROM {TRIGRAM_TABLE} WHERE {TRIGRAM_TABLE} MATCH ?) AND "
+            scope_params = [phrases]
+        rows = self.db.reader().execute(
+            f"SELECT e.rowid, {matched} AS n FROM entries e WHERE {scope}{where} AND n > 0 "
+            "ORDER BY n DESC, e.rowid DESC LIMIT ?",
+            [*patterns, *scope_params, *params, k],
+        ).fetchall()
+        return [(int(rowid), float(n)) for rowid, n in rows]

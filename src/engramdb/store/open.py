@@ -1,0 +1,74 @@
+"""Which store a target names, and opening it: the one place above which no backend is known.
+
+A target is a SQLite file path, or a PostgreSQL URL: ``postgresql://user:password@host:5432/db``
+or the Unix-socket form ``postgresql://user:@/db?host=/path/to/socketdir`` (``postgres://`` is
+accepted too). `Memory`, the CLI's ``--db`` / ``$ENGRAM_DB`` and the server all come here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import InputError
+from .base import Store
+from .connection import BUSY_TIMEOUT_MS, writable
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def is_url(target: str | Path) -> bool:
+    """Whether `target` is a database URL rather than a file path."""
+    return isinstance(target, str) and "://" in target.split("?", 1)[0][:32]
+
+
+def backend_of(target: str | Path) -> str:
+    """``"sqlite"`` or ``"postgres"``; an unknown URL scheme raises `InputError`."""
+    if not is_url(target):
+        return "sqlite"
+    scheme = urlsplit(str(target)).scheme.lower()
+    if scheme in POSTGRES_SCHEMES:
+        return "postgres"
+    raise InputError(f"unknown store URL scheme {scheme!r}: give a SQLite file path or a postgresql:// URL")
+
+
+def redact(target: str | Path) -> str:
+    """The target as it may be shown in messages and logs: a URL without its password."""
+    if not is_url(target):
+        return str(target)
+    parts = urlsplit(str(target))
+    if not parts.password:  # none, or empty (the Unix-socket form)
+        return str(target)
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def check_postgres_url(url: str) -> None:
+    """Refuse a PostgreSQL URL that names no database (``postgresql://host`` alone)."""
+    parts = urlsplit(url)
+    if not parts.path.strip("/"):
+        raise InputError(f"store URL {redact(url)} names no database (postgresql://user@host/DATABASE)")
+
+
+def store_exists(target: str | Path) -> bool:
+    """Whether there is a store to read: a file for SQLite; a server is asked when opened."""
+    return backend_of(target) != "sqlite" or Path(target).expanduser().is_file()
+
+
+def can_write(target: str | Path) -> bool:
+    """Whether this process may write the store (a SQLite file, its folder and its mount);
+    a server decides for itself when written to."""
+    return backend_of(target) != "sqlite" or writable(str(Path(target).expanduser()))
+
+
+def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
+    """Open (creating if needed, unless `read_only`) the store `target` names."""
+    if backend_of(target) == "postgres":
+        check_postgres_url(str(target))
+        raise InputError(
+            f"store {redact(target)}: the PostgreSQL backend is not available in this version of Engram yet; "
+            "use a SQLite file path for --db / ENGRAM_DB")
+    from .sqlite import SQLiteStore
+
+    return SQLiteStore(target, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
