@@ -74,9 +74,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="eval --json result files")
     parser.add_argument("--plot", type=Path, help="write the grouped bar chart here (PNG)")
+    parser.add_argument("--exclude", nargs="*", default=[], help="presets of the runs to leave out")
     args = parser.parse_args()
     runs = [json.loads(Path(p).read_text()) for p in args.runs]
-    presets = list(dict.fromkeys(row["preset"] for run in runs for row in run["results"]))
+    presets = [p for p in dict.fromkeys(row["preset"] for run in runs for row in run["results"]) if p not in args.exclude]
     cols = columns(runs)
     print(table(cols, presets), end="")
     if args.plot:
