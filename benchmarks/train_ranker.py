@@ -72,7 +72,7 @@ def _recall(mem: Memory, pipe: SearchPipeline, preset: Any, query: str, ns: str)
     ctx = SearchContext(query=query, k=DEPTH, namespace=ns, filters=view(Filters(), False, False),
                         trace=Trace(), now=reference, plan=QueryPlan(query=query, planner="none"))
     PlanStage(pipe.planner, mem.store.match_names)(ctx, [], {})
-    RecallStage(preset.channels, mem.store, mem.embedder, mem._executor)(ctx, [], {})
+    RecallStage(preset.channels, mem.store, mem.embedder, mem._executor, preset.adapt)(ctx, [], {})
     results, weights, terms = fusion_inputs(preset, ctx, {})
     return features(results, weights, query_traits(query, ctx.plan, terms))
 
