@@ -35,7 +35,7 @@ from .fuse import _normalize, candidates_from, ordered
 Rows = list[tuple[int, float]]
 
 #: channels with per-channel features, in feature order
-CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring")
+CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring", "feedback")
 MODELS_DIR = Path(__file__).parent / "models"
 
 
