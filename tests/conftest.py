@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTES = REPO / "examples" / "notes"
 # The backends the conformance suite runs on. "postgres" joins once its store exists
 # (issue 16, part 2): `new_store` already makes a fresh database for it.
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
