@@ -20,9 +20,8 @@ from pg import postgres_server, report_postgres  # noqa: F401  (fixtures, summar
 
 REPO = Path(__file__).resolve().parents[1]
 NOTES = REPO / "examples" / "notes"
-# The backends the conformance suite runs on. "postgres" joins once its store exists
-# (issue 16, part 2): `new_store` already makes a fresh database for it.
-BACKENDS = ["sqlite"]
+# The backends the conformance suite runs on (PostgreSQL: `store.postgres`, docs/POSTGRES.md).
+BACKENDS = ["sqlite", "postgres"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from engramdb import InputError, Memory
+from engramdb import InputError, Memory, StoreError
 from engramdb.store.open import backend_of, open_store, redact, store_exists
 
 from test_imports import SRC, imports_of
@@ -97,14 +98,16 @@ def test_unknown_schemes_and_urls_without_a_database_are_refused() -> None:
 
 @pytest.mark.parametrize("url", ["postgresql://engram:secret@localhost:5432/memory",
                                  "postgresql://engram:@/memory?host=/tmp/pgsock"])
-def test_a_postgres_url_says_the_backend_is_not_available_yet(url: str, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_postgres_url_is_a_store_error_without_the_password(url: str, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A URL is opened as a PostgreSQL store: a server that is not there is a `StoreError`
+    (never a driver error), and the message never shows the password."""
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(InputError, match="PostgreSQL backend is not available") as caught:
+    with pytest.raises(StoreError, match="cannot reach the database server") as caught:
         Memory(url)
     assert "secret" not in str(caught.value)  # the password never reaches a message
     monkeypatch.setenv("ENGRAM_DB", url)
-    with pytest.raises(InputError, match="PostgreSQL backend is not available"):
+    with pytest.raises(StoreError, match="cannot reach the database server"):
         Memory()
     assert list(tmp_path.iterdir()) == []  # no file named after the URL was created
 
@@ -126,7 +129,7 @@ def test_memory_takes_an_opened_store(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", [["stats"], ["search", "hello"], ["add", "a note"]])
-def test_the_cli_names_the_missing_backend(command: list[str], tmp_path: Path,
+def test_the_cli_reports_an_unreachable_server(command: list[str], tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
@@ -134,8 +137,29 @@ def test_the_cli_names_the_missing_backend(command: list[str], tmp_path: Path,
 
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["--db", "postgresql://engram:pw@localhost/memory", *command])
-    assert result.exit_code != 0 and "PostgreSQL backend is not available" in result.output
+    assert result.exit_code != 0 and "cannot reach the database server" in result.output
     assert "pw@" not in result.output  # the password never reaches a message
     assert result.exception is None or isinstance(result.exception, SystemExit)  # an error message, no traceback
     env = CliRunner(env={"ENGRAM_DB": "postgresql://engram:@/memory?host=/tmp/s"}).invoke(main, command)
-    assert env.exit_code != 0 and "PostgreSQL backend is not available" in env.output
+    assert env.exit_code != 0 and "cannot reach the database server" in env.output
+
+
+def test_the_cli_imports_and_searches_a_postgres_store(postgres_server: Any, monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """``engram --db postgresql://… add / search / stats`` on a real server (the socket URL form)."""
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    database = postgres_server.new_database("cli").rsplit("/", 1)[1]
+    url = postgres_server.socket_url(database)
+    runner = CliRunner()
+    added = runner.invoke(main, ["--db", url, "--embedder", "minilm", "add", "Alice moved to Berlin in 2021."])
+    assert added.exit_code == 0, added.output
+    found = runner.invoke(main, ["--db", url, "search", "--json", "Where did Alice move?"])
+    assert found.exit_code == 0, found.output
+    assert "Berlin" in found.output
+    stats = runner.invoke(main, ["--db", url, "stats"])
+    assert stats.exit_code == 0 and "PostgreSQL 18" in stats.output, stats.output
+    assert list(tmp_path.iterdir()) == []

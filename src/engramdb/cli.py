@@ -377,7 +377,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _print_json(to_wire("stats", data))
         return
-    click.echo(f"store     {data['path']} ({data['file_bytes'] / 1e6:.1f} MB, SQLite {data['sqlite_version']})")
+    engine = data.get("server_version") or f"SQLite {data.get('sqlite_version')}"
+    click.echo(f"store     {data['path']} ({data['file_bytes'] / 1e6:.1f} MB, {engine})")
     click.echo(f"embedder  {data['embedder'] or '-'} (dim {data['dim'] or '-'})")
     click.echo(f"count     {data['count']} entries, {data['vectors']} vectors")
     for ns, info in data["namespaces"].items():

@@ -155,7 +155,9 @@ class StatsModel(_Model):
     vectors: int
     schema_version: str | None
     file_bytes: int
-    sqlite_version: str
+    sqlite_version: str | None = None  # the SQLite backend's library version
+    backend: str | None = None  # "postgres" for a PostgreSQL store (absent: SQLite)
+    server_version: str | None = None  # the PostgreSQL server's version
 
 
 MODELS: dict[str, type[BaseModel]] = {

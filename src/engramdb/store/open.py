@@ -66,9 +66,9 @@ def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: 
     """Open (creating if needed, unless `read_only`) the store `target` names."""
     if backend_of(target) == "postgres":
         check_postgres_url(str(target))
-        raise InputError(
-            f"store {redact(target)}: the PostgreSQL backend is not available in this version of Engram yet; "
-            "use a SQLite file path for --db / ENGRAM_DB")
+        from .postgres import PostgresStore
+
+        return PostgresStore(str(target), read_only=read_only, busy_timeout_ms=busy_timeout_ms)
     from .sqlite import SQLiteStore
 
     return SQLiteStore(target, read_only=read_only, busy_timeout_ms=busy_timeout_ms)

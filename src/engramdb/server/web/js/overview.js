@@ -95,7 +95,7 @@ export async function renderOverview(root, p) {
       h("dt", {}, "size"), h("dd", { id: "store-size" }, fmtBytes(s.file_bytes)),
       h("dt", {}, "vectors"), h("dd", {}, s.vectors.toLocaleString()),
       h("dt", {}, "file"), h("dd", { class: "mono small" }, s.path),
-      h("dt", {}, "schema"), h("dd", {}, `v${s.schema_version} · SQLite ${s.sqlite_version}`)));
+      h("dt", {}, "schema"), h("dd", {}, `v${s.schema_version} · ${s.server_version || "SQLite " + s.sqlite_version}`)));
   } else {
     const why = stats.reason;
     replace(store, h("h2", {}, "Store"), h("p", { class: "muted", id: "store-restricted" },

@@ -1,0 +1,99 @@
+"""The PostgreSQL schema of an Engram store, in its own schema ``engram`` of the database.
+
+The same entry columns as the SQLite file (`store.schema`), plus what the database indexes
+itself instead of in-process mirrors:
+
+* ``entries.vec`` (pgvector; typed ``vector(dim)`` and HNSW-indexed for cosine once the
+  embedder is bound), ``entries.metadata`` (JSONB, GIN-indexed, for metadata filters),
+  ``entries.lex_len`` (the row's BM25 length, `channels.row_length`);
+* ``postings`` (term, rowid, weighted tf) and ``terms`` (term, document frequency) and the
+  one-row ``lex_stats`` (rows, total length): the BM25 statistics, maintained in each
+  write transaction, from which the channels compute exactly the SQLite store's scores;
+* a ``pg_trgm`` GIN index over ``entries.text`` for the substring channel.
+
+Every write transaction first takes `WRITE_LOCK` (a transaction-level advisory lock), so
+writers are serialised as SQLite's are: classify-then-write, scope deletes and the term
+statistics never race, and rowids are committed in increasing order (keyset pages).
+"""
+
+from __future__ import annotations
+
+from ..base import SCHEMA_VERSION
+
+SCHEMA = "engram"
+WRITE_LOCK = 0x456E676D  # "Engm": the advisory lock every writer takes first
+
+DDL = f"""
+CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    rowid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text NOT NULL,
+    namespace text NOT NULL,
+    kind text NOT NULL,
+    text text NOT NULL,
+    timestamp text,
+    ts double precision,
+    ts_end double precision,
+    location text,
+    topic text,
+    doc_id text,
+    path text,
+    session_id text,
+    turn_id text,
+    speaker text,
+    data text NOT NULL,
+    metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+    created_at text NOT NULL,
+    expires_at double precision,
+    superseded_by text,
+    lex_len real NOT NULL DEFAULT 0,
+    vec vector,
+    UNIQUE (namespace, id)
+);
+CREATE INDEX IF NOT EXISTS entries_ns_kind ON entries (namespace, kind);
+CREATE INDEX IF NOT EXISTS entries_ns_ts ON entries (namespace, ts);
+CREATE INDEX IF NOT EXISTS entries_ns_doc ON entries (namespace, doc_id);
+CREATE INDEX IF NOT EXISTS entries_ns_path ON entries (namespace, path);
+CREATE INDEX IF NOT EXISTS entries_ns_session ON entries (namespace, session_id);
+CREATE INDEX IF NOT EXISTS entries_ns_dated ON entries (namespace, ts_end) WHERE ts_end IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entries_ns_expires ON entries (namespace, expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entries_metadata ON entries USING gin (metadata jsonb_path_ops);
+CREATE INDEX IF NOT EXISTS entries_text_trgm ON entries USING gin (text gin_trgm_ops);
+CREATE TABLE IF NOT EXISTS tags (
+    field text NOT NULL, value text NOT NULL,
+    rowid bigint NOT NULL REFERENCES entries (rowid) ON DELETE CASCADE,
+    PRIMARY KEY (field, value, rowid)
+);
+CREATE INDEX IF NOT EXISTS tags_rowid ON tags (rowid);
+CREATE TABLE IF NOT EXISTS postings (
+    term text NOT NULL,
+    rowid bigint NOT NULL REFERENCES entries (rowid) ON DELETE CASCADE,
+    tf real NOT NULL,
+    PRIMARY KEY (term, rowid)
+);
+CREATE INDEX IF NOT EXISTS postings_rowid ON postings (rowid);
+CREATE TABLE IF NOT EXISTS terms (term text PRIMARY KEY, df bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS lex_stats (
+    id int PRIMARY KEY CHECK (id = 1), rows bigint NOT NULL, total_length double precision NOT NULL
+);
+INSERT INTO lex_stats (id, rows, total_length) VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING;
+CREATE TABLE IF NOT EXISTS history (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    namespace text NOT NULL,
+    entry_id text NOT NULL,
+    event text NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE')),
+    at text NOT NULL,
+    actor text,
+    old text,
+    new text
+);
+CREATE INDEX IF NOT EXISTS history_entry ON history (namespace, entry_id, seq);
+INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}'), ('write_seq', '0'), ('delete_seq', '0')
+    ON CONFLICT (key) DO NOTHING;
+"""
+
+
+def vector_ddl(dim: int) -> list[str]:
+    """Type the vector column and index it (HNSW, cosine), once the embedder is bound."""
+    return [f"ALTER TABLE entries ALTER COLUMN vec TYPE vector({int(dim)})",
+            "CREATE INDEX IF NOT EXISTS entries_vec_hnsw ON entries USING hnsw (vec vector_cosine_ops)"]

@@ -1,0 +1,825 @@
+"""`Store` on a PostgreSQL database with pgvector (docs/POSTGRES.md).
+
+The database does the indexing the SQLite store mirrors in RAM: BM25 statistics
+(``postings``, ``terms``, ``lex_stats``) kept in each write transaction, an HNSW cosine index
+on ``entries.vec``, a trigram index for substrings, B-tree/GIN indexes for filters, which
+every channel applies in its own SQL. Channel scores are `channels`' definitions computed
+in Python from the statistics the SQL returns, with the same float32 arithmetic as the
+SQLite store's in-memory indexes, so both backends give the same numbers for the same data.
+
+Connections: one writer connection (guarded by a lock) and one read-only REPEATABLE READ
+connection per thread, so every read sees one snapshot. Every write transaction takes the
+advisory lock `schema.WRITE_LOCK` first (waiting up to the busy timeout): writers from any
+number of processes are serialised like SQLite's ``BEGIN IMMEDIATE``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, Iterable, Iterator, Sequence
+from urllib.parse import urlsplit
+
+import numpy as np
+import psycopg
+from psycopg import IsolationLevel
+from psycopg.pq import TransactionStatus
+from psycopg.types.json import Jsonb
+
+from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
+from ...model import Entry, Source, timestamp_epoch, utc_now
+from ..base import SCHEMA_VERSION, EntryTerms, Filters
+from ..channels import (
+    NAME_FIELDS, average_length, idf, length_norm, name_tags, overlap_share, rank_dated, rank_symbolic,
+    rank_temporal, row_length, term_frequencies, term_score,
+)
+from ..gazetteer import Gazetteer
+from ..open import redact
+from .errors import map_pg_error, translate_pg_errors
+from .filters import where_clause
+from .schema import DDL, SCHEMA, WRITE_LOCK, vector_ddl
+
+EXACT_MAX = 40_000  # semantic searches over at most this many admitted rows are exact scans
+RESCORE_FACTOR = 4  # HNSW candidates fetched (and re-scored exactly) per requested result
+_UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
+
+
+def decode_entry(data: str) -> Entry:
+    raw = json.loads(data)
+    raw["source"] = Source.from_dict(raw.get("source"))
+    return Entry(**raw)
+
+
+def _vec_param(vector: Any) -> list[float]:
+    return np.ascontiguousarray(vector, dtype=np.float32).tolist()
+
+
+def _like_escape(pattern: str) -> str:
+    return "%" + pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+@translate_pg_errors
+class PostgresStore:
+    """`Store` on one PostgreSQL database (its schema ``engram``). Thread-safe; many processes
+    may share the database. ``read_only`` never writes (writes raise `ReadOnlyStoreError`)."""
+
+    def __init__(self, url: str, read_only: bool = False, busy_timeout_ms: int = 30_000) -> None:
+        self.url = url
+        self.location = self.path = redact(url)
+        self.read_only = read_only
+        self.busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._connections: list[psycopg.Connection] = []
+        self._conn_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._writer: psycopg.Connection | None = None
+        self._closed = False
+        self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
+        try:
+            self._open()
+        except psycopg.Error as exc:
+            self.close()
+            raise map_pg_error(exc, self.location) from exc
+        except BaseException:
+            self.close()
+            raise
+        self._names = Gazetteer(self._seqs, self._name_rows)
+
+    # -- connections ---------------------------------------------------------------------
+    def _connect(self, *, reader: bool) -> psycopg.Connection:
+        conn = psycopg.connect(self.url, autocommit=True, options=f"-c search_path={SCHEMA},public")
+        if reader:
+            conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            conn.read_only = True
+        with self._conn_lock:
+            self._connections.append(conn)
+        return conn
+
+    def _reader_conn(self) -> psycopg.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._local.conn = self._connect(reader=True)
+        return conn
+
+    def _writer_conn(self) -> psycopg.Connection:
+        if self._writer is None or self._writer.closed:
+            self._writer = self._connect(reader=False)
+        return self._writer
+
+    def _forget_broken(self) -> None:
+        """After an error, drop connections that can no longer be used (a lost server)."""
+        for conn in (getattr(self._local, "conn", None), self._writer):
+            if conn is not None and (conn.closed or conn.broken):
+                try:
+                    conn.close()
+                except psycopg.Error:
+                    pass
+        if self._writer is not None and self._writer.closed:
+            self._writer = None
+
+    @contextmanager
+    def _read(self) -> Iterator[psycopg.Cursor]:
+        """A cursor in one read-only snapshot (nested calls join it)."""
+        conn = self._reader_conn()
+        if conn.info.transaction_status != TransactionStatus.IDLE:
+            yield conn.cursor()
+            return
+        with conn.transaction():
+            yield conn.cursor()
+
+    @contextmanager
+    def _write(self, timeout_ms: int | None = None) -> Iterator[psycopg.Cursor]:
+        """A write transaction holding the store's advisory write lock (all or nothing)."""
+        if self.read_only:
+            raise ReadOnlyStoreError(f"store {self.location} is open read-only")
+        wait = self.busy_timeout_ms if timeout_ms is None else timeout_ms
+        with self._write_lock:
+            conn = self._writer_conn()
+            if conn.info.transaction_status != TransactionStatus.IDLE:
+                yield conn.cursor()
+                return
+            with conn.transaction():
+                cur = conn.cursor()
+                cur.execute(f"SET LOCAL lock_timeout = '{max(1, int(wait))}ms'")
+                try:
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled) as exc:
+                    from ...errors import StoreBusyError
+                    raise StoreBusyError(f"store {self.location} is busy: another process held its lock for over "
+                                         f"{wait / 1000:g} s; try again") from exc
+                cur.execute("SET LOCAL lock_timeout = 0")
+                yield cur
+
+    def _open(self) -> None:
+        if urlsplit(self.url).scheme.lower() not in ("postgresql", "postgres"):
+            raise StoreError(f"not a PostgreSQL URL: {self.location}")
+        if self.read_only:
+            with self._read() as cur:
+                if cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()[0] is None:
+                    raise StoreError(f"no Engram store in database {self.location}")
+                version = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                if version is None or version[0] != SCHEMA_VERSION:
+                    raise ReadOnlyStoreError(f"store {self.location} must be upgraded to schema {SCHEMA_VERSION}; "
+                                             "open it once without read-only")
+        else:
+            with self._write() as cur:
+                current = cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()[0] is not None
+                if current:
+                    row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                    current = row is not None and row[0] == SCHEMA_VERSION
+                if not current:
+                    cur.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+                    for extension in ("vector", "pg_trgm"):
+                        if cur.execute("SELECT 1 FROM pg_extension WHERE extname = %s", (extension,)).fetchone() is None:
+                            cur.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
+                    cur.execute(DDL)
+        self.embedder_name = self._meta("embedder")
+        dim = self._meta("dim")
+        self._dim: int | None = int(dim) if dim else None
+
+    def _meta(self, key: str) -> str | None:
+        with self._read() as cur:
+            row = cur.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def _seqs(self) -> tuple[int, int]:
+        with self._read() as cur:
+            rows = dict(cur.execute("SELECT key, value FROM meta WHERE key IN ('write_seq', 'delete_seq')").fetchall())
+        return int(rows.get("write_seq", 0)), int(rows.get("delete_seq", 0))
+
+    # -- model binding -------------------------------------------------------------------
+    def recorded_embedder(self) -> str | None:
+        self.embedder_name = self._meta("embedder")
+        return self.embedder_name
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        """Record the embedding model on first use (typing and indexing the vector column);
+        refuse a different one afterwards."""
+        stored = self._meta("embedder")
+        if stored is None:
+            if self.read_only:
+                return
+            with self._write() as cur:
+                row = cur.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+                stored = None if row is None else row[0]
+                if stored is None:
+                    cur.execute("INSERT INTO meta (key, value) VALUES ('embedder', %s), ('dim', %s)", (name, str(dim)))
+                    for sql in vector_ddl(dim):
+                        cur.execute(sql)
+                    stored = name
+        if stored != name:
+            raise ModelMismatchError(
+                f"store {self.location} holds vectors from {stored!r}; it cannot be searched or extended with "
+                f"{name!r}. Open it with that embedder, or re-import into a new store.")
+        self.embedder_name = stored
+        if self._dim is None:
+            dim_value = self._meta("dim")
+            self._dim = int(dim_value) if dim_value else dim
+
+    # -- writes --------------------------------------------------------------------------
+    def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
+        """Split normalised entries into (new, unchanged ids, changed), as the SQLite store does."""
+        stored: dict[tuple[str, str], str] = {}
+        by_namespace: dict[str, list[str]] = {}
+        for e in entries:
+            by_namespace.setdefault(e.namespace, []).append(e.id)  # type: ignore[arg-type]
+        with self._read() as cur:
+            for namespace, ids in by_namespace.items():
+                for entry_id, data in cur.execute("SELECT id, data FROM entries WHERE namespace = %s AND id = ANY(%s)",
+                                                  (namespace, ids)):
+                    stored[(namespace, entry_id)] = data
+        new, unchanged, changed = [], [], []
+        for entry in entries:
+            key = (entry.namespace, entry.id)
+            if key not in stored:
+                new.append(entry)
+                continue
+            old = json.loads(stored[key])  # type: ignore[index]
+            if entry.superseded_by is None and old.get("superseded_by"):
+                entry.superseded_by = old["superseded_by"]
+            mine = entry.to_dict()
+            mine["created_at"] = old.get("created_at")
+            if old == mine:
+                unchanged.append(entry.id)  # type: ignore[arg-type]
+            else:
+                changed.append(entry)
+        return new, unchanged, changed
+
+    def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
+               terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
+               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> int:
+        """Insert entries (vectors, analysed terms) in ONE transaction; see `SQLiteStore.upsert`."""
+        if vectors is not None and len(vectors) != len(entries):
+            raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
+        if len(terms) != len(entries):
+            raise EngramError(f"{len(entries)} entries but {len(terms)} analysed term sets")
+        if any(e.namespace != namespace for e in entries):
+            raise EngramError("a write batch holds entries of one namespace")
+        if vectors is not None and self._dim is not None:
+            for i, vec in enumerate(vectors):
+                if np.shape(vec) != (self._dim,):
+                    raise EngramError(f"vector {i} has shape {np.shape(vec)}, expected ({self._dim},)")
+        now = utc_now()
+        removed = 0
+        with self._write() as cur:
+            if scope is not None:
+                where, params = where_clause(namespace, scope)
+                stale = [i for (i,) in cur.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
+                         if i not in (keep or set())]
+                gone = self._delete_ids(cur, namespace, stale)
+                removed = len(gone)
+                for entry_id, old in gone.items():
+                    self._log(cur, namespace, entry_id, "DELETE", old, None, actor, now)
+            replaced = self._delete_ids(cur, namespace, list(replace)) if replace else {}
+            tags: list[tuple[str, str, int]] = []
+            postings: list[tuple[str, int, float]] = []
+            df: Counter[str] = Counter()
+            added_rows, added_length = 0, 0.0
+            for i, entry in enumerate(entries):
+                entry.created_at = entry.created_at or now
+                src = entry.source
+                data = json.dumps(entry.to_dict(), ensure_ascii=False)
+                counts = term_frequencies(terms[i].body, terms[i].tags)
+                length = row_length(counts)
+                vec = _vec_param(vectors[i]) if vectors is not None else None
+                row = cur.execute(
+                    "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, "
+                    "path, session_id, turn_id, speaker, data, metadata, created_at, expires_at, superseded_by, "
+                    "lex_len, vec) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+                    "%s::real[]::vector) ON CONFLICT (namespace, id) DO NOTHING RETURNING rowid",
+                    (entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp,
+                     timestamp_epoch(entry.timestamp), timestamp_epoch(entry.timestamp_end), entry.location,
+                     entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker, data,
+                     Jsonb(entry.metadata or {}), entry.created_at, timestamp_epoch(entry.expires_at),
+                     entry.superseded_by, length, vec)).fetchone()
+                if row is None:
+                    continue  # another writer stored the same entry since `classify`: idempotent
+                rowid = int(row[0])
+                old = replaced.pop(entry.id, None)  # type: ignore[arg-type]
+                if log:
+                    self._log(cur, namespace, entry.id, "ADD" if old is None else "UPDATE", old, data, actor, now)
+                tags += [(f, v, rowid) for f, v in name_tags(entry)]
+                postings += [(term, rowid, tf) for term, tf in counts.items()]
+                df.update(counts.keys())
+                added_rows += 1
+                added_length += length
+            if tags:
+                cur.executemany("INSERT INTO tags (field, value, rowid) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                                tags)
+            if postings:
+                with cur.copy("COPY postings (term, rowid, tf) FROM STDIN") as copy:
+                    for item in postings:
+                        copy.write_row(item)
+                cur.execute("INSERT INTO terms (term, df) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+                            "ON CONFLICT (term) DO UPDATE SET df = terms.df + EXCLUDED.df",
+                            (list(df.keys()), list(df.values())))
+            if added_rows:
+                cur.execute("UPDATE lex_stats SET rows = rows + %s, total_length = total_length + %s",
+                            (added_rows, added_length))
+            for entry_id, old in replaced.items():
+                self._log(cur, namespace, entry_id, "DELETE", old, None, actor, now)
+            cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'write_seq'")
+        return removed
+
+    @staticmethod
+    def _log(cur: psycopg.Cursor, namespace: str, entry_id: str | None, event: str, old: str | None,
+             new: str | None, actor: str | None, at: str) -> None:
+        cur.execute("INSERT INTO history (namespace, entry_id, event, at, actor, old, new) "
+                    "VALUES (%s,%s,%s,%s,%s,%s,%s)", (namespace, entry_id, event, at, actor, old, new))
+
+    def _delete_ids(self, cur: psycopg.Cursor, namespace: str, ids: list[str]) -> dict[str, str]:
+        """Delete these ids of `namespace` (their tags and postings cascade) and take them out
+        of the BM25 statistics; returns id -> the deleted JSON."""
+        if not ids:
+            return {}
+        rows = cur.execute("SELECT rowid, id, data, lex_len FROM entries WHERE namespace = %s AND id = ANY(%s) "
+                           "ORDER BY rowid", (namespace, ids)).fetchall()
+        if not rows:
+            return {}
+        rowids = [int(r[0]) for r in rows]
+        cur.execute("WITH gone AS (SELECT term, count(*) AS n FROM postings WHERE rowid = ANY(%s) GROUP BY term) "
+                    "UPDATE terms t SET df = t.df - gone.n FROM gone WHERE t.term = gone.term", (rowids,))
+        cur.execute("DELETE FROM terms WHERE df <= 0")
+        # The SQLite store re-sums the lengths after a delete; so do we (no drift).
+        cur.execute("DELETE FROM entries WHERE rowid = ANY(%s)", (rowids,))
+        cur.execute("UPDATE lex_stats SET rows = s.n, total_length = s.total FROM "
+                    "(SELECT count(*) AS n, coalesce(sum(lex_len::float8), 0) AS total FROM entries) s")
+        cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key IN ('write_seq', 'delete_seq')")
+        return {entry_id: data for _, entry_id, data, _ in rows}
+
+    def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None,
+               actor: str | None = None, missing_ok: bool = False) -> int:
+        """Delete the entries of `namespace` with one of `ids` (if given) matching `filters`;
+        an id the namespace does not hold raises `NotFoundError` and nothing is deleted."""
+        with self._write() as cur:
+            where, params = where_clause(namespace, filters or Filters())
+            sql = f"SELECT e.id FROM entries e WHERE {where}"
+            if ids is None:
+                targets = [r for (r,) in cur.execute(sql, params)]
+            else:
+                ids = list(dict.fromkeys(ids))
+                present = {r for (r,) in cur.execute("SELECT id FROM entries WHERE namespace = %s AND id = ANY(%s)",
+                                                     (namespace, ids))}
+                targets = [r for (r,) in cur.execute(f"{sql} AND e.id = ANY(%s)", [*params, ids])]
+                missing = [i for i in ids if i not in present]
+                if missing and not missing_ok:
+                    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                    raise NotFoundError(f"not found in namespace {namespace!r}: {shown}")
+            gone = self._delete_ids(cur, namespace, targets)
+            now = utc_now()
+            for entry_id, old in gone.items():
+                self._log(cur, namespace, entry_id, "DELETE", old, None, actor, now)
+            return len(gone)
+
+    # -- reads ---------------------------------------------------------------------------
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Entry]:
+        with self._read() as cur:
+            found = {i: decode_entry(d) for i, d in cur.execute(
+                "SELECT id, data FROM entries WHERE namespace = %s AND id = ANY(%s)", (namespace, list(ids)))}
+        return [found[i] for i in ids if i in found]
+
+    def stored_vectors(self, namespace: str, texts: dict[str, str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._read() as cur:
+            for entry_id, text, vec in cur.execute(
+                    "SELECT id, text, vec::real[] FROM entries WHERE namespace = %s AND id = ANY(%s) "
+                    "AND vec IS NOT NULL", (namespace, list(texts))):
+                if texts.get(entry_id) == text:
+                    out[entry_id] = np.asarray(vec, dtype=np.float32)
+        return out
+
+    def history(self, namespace: str, entry_id: str) -> list[dict[str, Any]]:
+        with self._read() as cur:
+            rows = cur.execute("SELECT seq, event, at, actor, old, new FROM history WHERE namespace = %s "
+                               "AND entry_id = %s ORDER BY seq", (namespace, entry_id)).fetchall()
+        return [{"id": entry_id, "seq": int(seq), "event": event, "at": at, "actor": actor,
+                 "old": json.loads(old) if old else None, "new": json.loads(new) if new else None}
+                for seq, event, at, actor, old, new in rows]
+
+    def _stream(self, sql: str, params: list[Any]) -> Iterator[tuple[Any, ...]]:
+        """Rows of one long read in a snapshot of its own connection (an export stream)."""
+        try:
+            conn = psycopg.connect(self.url, options=f"-c search_path={SCHEMA},public")
+        except psycopg.Error as exc:
+            raise map_pg_error(exc, self.location) from exc
+        try:
+            conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            conn.read_only = True
+            with conn.transaction(), conn.cursor(name="engram_stream") as cur:
+                cur.itersize = 1000
+                cur.execute(sql, params)
+                yield from cur
+        except psycopg.Error as exc:  # raised while streaming: past the methods' own mapping
+            raise map_pg_error(exc, self.location) from exc
+        finally:
+            conn.close()
+
+    def iter_entries(self, namespace: str | None) -> Iterator[Entry]:
+        where, params = ("WHERE namespace = %s ", [namespace]) if namespace is not None else ("", [])
+        for (data,) in self._stream(f"SELECT data FROM entries {where}ORDER BY rowid", params):
+            yield decode_entry(data)
+
+    def iter_history(self, namespace: str | None) -> Iterator[dict[str, Any]]:
+        where, params = ("WHERE namespace = %s ", [namespace]) if namespace is not None else ("", [])
+        for ns, entry_id, event, at, actor, old, new in self._stream(
+                f"SELECT namespace, entry_id, event, at, actor, old, new FROM history {where}ORDER BY seq", params):
+            yield {"namespace": ns, "id": entry_id, "event": event, "at": at, "actor": actor,
+                   "old": json.loads(old) if old else None, "new": json.loads(new) if new else None}
+
+    def restore_history(self, events: Sequence[dict[str, Any]]) -> int:
+        """Append exported events in one transaction, skipping any already logged."""
+        added = 0
+        with self._write() as cur:
+            for e in events:
+                old = json.dumps(e["old"], ensure_ascii=False) if e["old"] is not None else None
+                new = json.dumps(e["new"], ensure_ascii=False) if e["new"] is not None else None
+                if cur.execute("SELECT 1 FROM history WHERE namespace = %s AND entry_id = %s AND event = %s AND at = %s "
+                               "AND old IS NOT DISTINCT FROM %s AND new IS NOT DISTINCT FROM %s",
+                               (e["namespace"], e["id"], e["event"], e["at"], old, new)).fetchone():
+                    continue
+                self._log(cur, e["namespace"], e["id"], e["event"], old, new, e["actor"], e["at"])
+                added += 1
+        return added
+
+    def expired_ids(self, namespace: str | None, at: float) -> list[tuple[str, str]]:
+        where, params = ("namespace = %s AND ", [namespace]) if namespace is not None else ("", [])
+        with self._read() as cur:
+            return [(ns, i) for ns, i in cur.execute(
+                f"SELECT namespace, id FROM entries WHERE {where}expires_at IS NOT NULL AND expires_at <= %s "
+                "ORDER BY rowid", [*params, at])]
+
+    def fetch(self, rowids: Sequence[int]) -> dict[int, Entry]:
+        with self._read() as cur:
+            return {int(r): decode_entry(d) for r, d in cur.execute(
+                "SELECT rowid, data FROM entries WHERE rowid = ANY(%s)", ([int(r) for r in rowids],))}
+
+    def ids(self, namespace: str | None, filters: Filters) -> list[str]:
+        where, params = where_clause(namespace, filters)
+        with self._read() as cur:
+            return [r for (r,) in cur.execute(f"SELECT e.id FROM entries e WHERE {where} ORDER BY e.rowid", params)]
+
+    def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
+        where, params = where_clause(namespace, filters or Filters())
+        with self._read() as cur:
+            return int(cur.execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0])
+
+    # -- BM25 from the database's statistics -----------------------------------------------
+    def _bm25(self, cur: psycopg.Cursor, terms: Sequence[str], where: str, params: list[Any],
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids ascending, float32 BM25) of the admitted rows matching any term: the same
+        float32 arithmetic, term order and statistics as `lexical.LexicalIndex`."""
+        order = list(dict.fromkeys(terms))
+        n, total = cur.execute("SELECT rows, total_length FROM lex_stats WHERE id = 1").fetchone()
+        n = int(n)
+        if n == 0 or not order:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        dfs = dict(cur.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (order,)).fetchall())
+        rows = cur.execute(f"SELECT p.term, p.rowid, p.tf, e.lex_len FROM postings p JOIN entries e "
+                           f"ON e.rowid = p.rowid WHERE p.term = ANY(%s) AND {where}", [order, *params]).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        row_terms = [r[0] for r in rows]
+        row_ids = np.array([r[1] for r in rows], dtype=np.int64)
+        tf = np.array([r[2] for r in rows], dtype=np.float32)
+        lengths = np.array([r[3] for r in rows], dtype=np.float32)
+        rowids, index = np.unique(row_ids, return_inverse=True)
+        avgdl = average_length(float(total), n)
+        acc = np.zeros(len(rowids), dtype=np.float32)
+        norm = np.zeros(len(rowids), dtype=np.float32)
+        norm[index] = length_norm(lengths, avgdl)
+        by_term: dict[str, list[int]] = {}
+        for i, term in enumerate(row_terms):
+            by_term.setdefault(term, []).append(i)
+        for term in order:
+            hits = by_term.get(term)
+            if not hits or term not in dfs:
+                continue
+            at = np.array(hits, dtype=np.int64)
+            positions = index[at]
+            acc[positions] += term_score(idf(n, int(dfs[term])), tf[at], norm[positions])
+        return rowids, acc
+
+    def _bm25_of(self, cur: psycopg.Cursor, terms: Sequence[str], rowids: np.ndarray) -> np.ndarray:
+        """BM25 (float32) of the query for these rows, 0 where none matches."""
+        out = np.zeros(len(rowids), dtype=np.float32)
+        if not terms or len(rowids) == 0:
+            return out
+        found, scores = self._bm25(cur, terms, "e.rowid = ANY(%s)", [[int(r) for r in rowids]])
+        if len(found):
+            where = {int(r): s for r, s in zip(found, scores)}
+            out[:] = [where.get(int(r), 0.0) for r in rowids]
+        return out
+
+    # -- channels ------------------------------------------------------------------------
+    def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
+        """BM25 over analysed text and tags among the rows the filters admit."""
+        if not terms or k <= 0:
+            return []
+        where, params = where_clause(namespace, filters)
+        with self._read() as cur:
+            rowids, scores = self._bm25(cur, terms, where, params)
+        keep = np.flatnonzero(scores)
+        rowids, scores = rowids[keep], scores[keep]
+        if len(rowids) == 0:
+            return []
+        if len(rowids) > k:  # the in-memory index's cut, on the same arrays in the same order
+            top = np.argpartition(-scores, k - 1)[:k]
+            rowids, scores = rowids[top], scores[top]
+        order = np.lexsort((rowids, -scores))
+        return [(int(rowids[i]), float(scores[i])) for i in order]
+
+    def term_coverage(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, int]:
+        distinct = list(dict.fromkeys(terms))
+        counts: dict[int, int] = {}
+        if distinct and rowids:
+            with self._read() as cur:
+                counts = {int(r): int(n) for r, n in cur.execute(
+                    "SELECT rowid, count(*) FROM postings WHERE rowid = ANY(%s) AND term = ANY(%s) GROUP BY rowid",
+                    ([int(r) for r in rowids], distinct))}
+        return {int(r): counts.get(int(r), 0) for r in rowids}
+
+    def semantic(self, vector: np.ndarray, k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
+        """Cosine top-k among the rows the filters admit: an exact scan when at most
+        `EXACT_MAX` rows are admitted (a selective filter loses nothing), else the HNSW index
+        with pgvector's iterative scan (and the exact scan if that still finds too few).
+        Candidates are re-scored in float32 as the SQLite store scores them."""
+        if self._dim is None or k <= 0:
+            return []
+        query = np.ascontiguousarray(vector, dtype=np.float32)
+        where, params = where_clause(namespace, filters)
+        where += " AND e.vec IS NOT NULL"
+        q = query.tolist()
+        fetch = k * RESCORE_FACTOR
+        with self._read() as cur:
+            total = int(cur.execute("SELECT rows FROM lex_stats WHERE id = 1").fetchone()[0])
+            admitted = total
+            if total > EXACT_MAX:
+                admitted = int(cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries e WHERE {where} LIMIT %s) s",
+                                           [*params, EXACT_MAX + 1]).fetchone()[0])
+            rows = None
+            if admitted > EXACT_MAX:
+                cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                cur.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, fetch))}")
+                rows = cur.execute(
+                    f"SELECT rowid, vec::real[] FROM (SELECT e.rowid, e.vec, e.vec <=> %s::real[]::vector AS d "
+                    f"FROM entries e WHERE {where} ORDER BY d LIMIT %s) s", [q, *params, fetch]).fetchall()
+                if len(rows) < min(fetch, admitted):
+                    rows = None
+            if rows is None:  # exact: "+ 0" keeps the planner off the (approximate) index
+                rows = cur.execute(
+                    f"SELECT e.rowid, e.vec::real[] FROM entries e WHERE {where} "
+                    "ORDER BY (e.vec <=> %s::real[]::vector) + 0, e.rowid LIMIT %s", [*params, q, fetch]).fetchall()
+        if not rows:
+            return []
+        rows.sort(key=lambda r: r[0])
+        rowids = np.array([r[0] for r in rows], dtype=np.int64)
+        matrix = np.array([r[1] for r in rows], dtype=np.float32)
+        scores = np.einsum("ij,j->i", matrix, query)
+        order = np.lexsort((rowids, -scores))[:k]
+        return [(int(rowids[i]), float(scores[i])) for i in order]
+
+    def symbolic(self, query: str, terms: Sequence[str], k: int, namespace: str | None,
+                 filters: Filters, names: Sequence[tuple[str, str]] | None = None) -> list[tuple[int, float]]:
+        """Entries tagged with the names the query mentions, most names first (`channels`)."""
+        if names is None:
+            names = self._names.match(namespace, query)
+        if not names:
+            return []
+        counts: Counter[int] = Counter()
+        where, params = where_clause(namespace, filters)
+        with self._read() as cur:
+            for field_name, value in names:
+                counts.update(int(r) for (r,) in cur.execute(
+                    "SELECT rowid FROM tags WHERE field = %s AND value = %s", (field_name, value)))
+            if not counts:
+                return []
+            admitted = {int(r) for (r,) in cur.execute(
+                f"SELECT e.rowid FROM entries e WHERE e.rowid = ANY(%s) AND {where}", [list(counts), *params])}
+            rowids = np.array([r for r in counts if r in admitted], dtype=np.int64)
+            if len(rowids) == 0:
+                return []
+            n = np.array([counts[int(r)] for r in rowids], dtype=np.float64)
+            lexical = self._bm25_of(cur, terms, rowids) if terms else np.zeros(len(rowids))
+        return rank_symbolic(rowids, n, lexical, k)
+
+    def match_names(self, namespace: str | None, text: str) -> list[tuple[str, str]]:
+        return self._names.match(namespace, text)
+
+    def _name_rows(self, namespace: str | None) -> Iterable[tuple[str, str]]:
+        sql = "SELECT DISTINCT t.field, t.value FROM tags t JOIN entries e ON e.rowid = t.rowid WHERE t.field = ANY(%s)"
+        params: list[Any] = [list(NAME_FIELDS)]
+        if namespace is not None:
+            sql += " AND e.namespace = %s"
+            params.append(namespace)
+        with self._read() as cur:
+            return cur.execute(sql, params).fetchall()
+
+    def turn_neighbours(self, rowids: Sequence[int], span: int, namespace: str | None,
+                        filters: Filters) -> dict[int, list[int]]:
+        where, params = where_clause(namespace, filters)
+        out: dict[int, list[int]] = {}
+        if not rowids:
+            return out
+        with self._read() as cur:
+            sessions = cur.execute("SELECT rowid, session_id FROM entries WHERE rowid = ANY(%s) AND kind = 'turn' "
+                                   "AND session_id IS NOT NULL", ([int(r) for r in rowids],)).fetchall()
+            for rowid, session in sessions:
+                found: list[int] = []
+                for op, order in (("<", "DESC"), (">", "ASC")):
+                    found += [int(r) for (r,) in cur.execute(
+                        f"SELECT e.rowid FROM entries e WHERE {where} AND e.session_id = %s AND e.kind = 'turn' "
+                        f"AND e.rowid {op} %s ORDER BY e.rowid {order} LIMIT %s", [*params, session, rowid, span])]
+                out[int(rowid)] = found
+        return out
+
+    def vectors_of(self, rowids: Sequence[int]) -> np.ndarray:
+        if self._dim is None:
+            return np.zeros((len(rowids), 1), dtype=np.float32)
+        out = np.zeros((len(rowids), self._dim), dtype=np.float32)
+        if not rowids:
+            return out
+        with self._read() as cur:
+            found = {int(r): v for r, v in cur.execute(
+                "SELECT rowid, vec::real[] FROM entries WHERE rowid = ANY(%s) AND vec IS NOT NULL",
+                ([int(r) for r in rowids],))}
+        for i, rowid in enumerate(rowids):
+            if int(rowid) in found:
+                out[i] = found[int(rowid)]
+        return out
+
+    def temporal(self, start: float, end: float, terms: Sequence[str], k: int, namespace: str | None,
+                 filters: Filters) -> list[tuple[int, float]]:
+        """Entries whose time overlaps ``[start, end)``, most overlap first (`channels`)."""
+        where, params = where_clause(namespace, filters)
+        overlap = "coalesce(e.ts_end, e.ts) >= %s AND (e.ts_end IS NULL OR e.ts_end > %s)"
+        with self._read() as cur:
+            rows = cur.execute(
+                f"SELECT e.rowid, e.ts, e.ts_end FROM entries e WHERE {where} AND e.ts >= %s AND e.ts < %s AND {overlap} "
+                f"UNION ALL SELECT e.rowid, e.ts, e.ts_end FROM entries e WHERE {where} AND e.ts_end IS NOT NULL "
+                f"AND e.ts_end > %s AND e.ts < %s AND {overlap}",
+                params + [start, end, start, start] + params + [start, start, start, start]).fetchall()
+            if not rows:
+                return []
+            rowids = np.array([r[0] for r in rows], dtype=np.int64)
+            lexical = np.zeros(len(rowids))
+            if terms:
+                lexical[:] = self._bm25_of(cur, terms, rowids)
+        begin = np.array([r[1] for r in rows], dtype=np.float64)
+        finish = np.array([r[2] if r[2] is not None else r[1] for r in rows], dtype=np.float64)
+        share = overlap_share(begin, finish, start, end)
+        return rank_temporal(rowids, begin, share, lexical, k)
+
+    def dated(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
+        """Entries that state a period, by BM25 of the query among them (`channels`)."""
+        if not terms:
+            return []
+        where, params = where_clause(namespace, filters)
+        with self._read() as cur:
+            rowids = np.array([r for (r,) in cur.execute(
+                f"SELECT e.rowid FROM entries e WHERE {where} AND e.ts_end IS NOT NULL ORDER BY e.rowid", params)],
+                dtype=np.int64)
+            if len(rowids) == 0:
+                return []
+            scores = self._bm25_of(cur, terms, rowids)
+        return rank_dated(rowids, scores, k)
+
+    def newest_timestamp(self, namespace: str | None) -> str | None:
+        """The namespace's latest time (non-fact entries first), cached per write sequence."""
+        seqs = self._seqs()
+        cached = self._newest_cache.get(namespace)
+        if cached is not None and cached[0] == seqs:
+            return cached[1]
+        scope, params = ("namespace = %s AND ", [namespace]) if namespace is not None else ("", [])
+        newest: str | None = None
+        with self._read() as cur:
+            for kinds in ("kind != 'fact' AND ", ""):
+                row = cur.execute(f"SELECT max(ts) FROM entries WHERE {scope}{kinds}ts IS NOT NULL", params).fetchone()
+                if row and row[0] is not None:
+                    found = cur.execute(f"SELECT timestamp FROM entries WHERE {scope}ts = %s ORDER BY rowid LIMIT 1",
+                                        params + [row[0]]).fetchone()
+                    newest = found[0] if found else None
+                    break
+        if len(self._newest_cache) > 64:
+            self._newest_cache.clear()
+        self._newest_cache[namespace] = (seqs, newest)
+        return newest
+
+    def substring(self, patterns: Sequence[str], k: int, namespace: str | None,
+                  filters: Filters) -> list[tuple[int, float]]:
+        """Rows whose ASCII-lower-cased text contains the patterns, most matched first, then the
+        newest. A trigram-indexed ILIKE finds candidates (a superset), ``strpos`` decides."""
+        if not patterns:
+            return []
+        where, params = where_clause(namespace, filters)
+        folded = f"translate(e.text, '{_UPPER}', '{_LOWER}')"
+        matched = " + ".join(f"(strpos({folded}, %s) > 0)::int" for _ in patterns)
+        scope = " OR ".join("e.text ILIKE %s" for _ in patterns)
+        with self._read() as cur:
+            rows = cur.execute(
+                f"SELECT rowid, n FROM (SELECT e.rowid, {matched} AS n FROM entries e WHERE ({scope}) AND {where}) s "
+                "WHERE n > 0 ORDER BY n DESC, rowid DESC LIMIT %s",
+                [*patterns, *[_like_escape(p) for p in patterns], *params, k]).fetchall()
+        return [(int(rowid), float(n)) for rowid, n in rows]
+
+    # -- admin ---------------------------------------------------------------------------
+    def page(self, namespace: str, filters: Filters, *, newest_first: bool, limit: int,
+             after: int | None = None) -> tuple[list[Entry], int | None]:
+        where, params = where_clause(namespace, filters)
+        if after is not None:
+            where += " AND e.rowid < %s" if newest_first else " AND e.rowid > %s"
+            params = [*params, after]
+        with self._read() as cur:
+            rows = cur.execute(f"SELECT e.rowid, e.data FROM entries e WHERE {where} ORDER BY e.rowid "
+                               f"{'DESC' if newest_first else 'ASC'} LIMIT %s", [*params, limit + 1]).fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return [decode_entry(data) for _, data in rows], (int(rows[-1][0]) if more and rows else None)
+
+    def namespaces(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        with self._read() as cur:
+            for ns, kind, n in cur.execute("SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind "
+                                           "ORDER BY namespace, kind"):
+                out.setdefault(ns, {})[kind] = int(n)
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        with self._read() as cur:
+            by_ns: dict[str, dict[str, int]] = {}
+            for ns, kind, n in cur.execute("SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind"):
+                by_ns.setdefault(ns, {})[kind] = int(n)
+            meta = dict(cur.execute("SELECT key, value FROM meta").fetchall())
+            vectors = int(cur.execute("SELECT count(*) FROM entries WHERE vec IS NOT NULL").fetchone()[0])
+            size = int(cur.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+            version = str(cur.execute("SHOW server_version").fetchone()[0])
+        total = sum(sum(v.values()) for v in by_ns.values())
+        return {
+            "path": self.location,
+            "count": total,
+            "namespaces": {ns: {"count": sum(k.values()), "kinds": k} for ns, k in sorted(by_ns.items())},
+            "embedder": meta.get("embedder"),
+            "dim": int(meta.get("dim") or 0) or None,
+            "vectors": vectors,
+            "schema_version": meta.get("schema_version"),
+            "file_bytes": size,
+            "backend": "postgres",
+            "server_version": f"PostgreSQL {version}",
+        }
+
+    def timeline(self, namespace: str, filters: Filters, field: str,
+                 bucket: str) -> tuple[list[tuple[str, int]], int, str | None, str | None]:
+        """Entry counts per UTC bucket (day, week from Monday, month, year), as on SQLite."""
+        where, params = where_clause(namespace, filters)
+        if field == "created":
+            t = "(e.created_at::timestamptz AT TIME ZONE 'UTC')"
+            first_last = "min(e.created_at), max(e.created_at)"
+        else:
+            t = "(to_timestamp(e.ts) AT TIME ZONE 'UTC')"
+            first_last = ("to_char(to_timestamp(min(e.ts)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), "
+                          "to_char(to_timestamp(max(e.ts)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')")
+        key = {"day": f"to_char({t}, 'YYYY-MM-DD')", "week": f"to_char(date_trunc('week', {t}), 'YYYY-MM-DD')",
+               "month": f"to_char({t}, 'YYYY-MM-01')", "year": f"to_char({t}, 'YYYY-01-01')"}[bucket]
+        undated = 0
+        with self._read() as cur:
+            if field == "event":
+                undated = int(cur.execute(f"SELECT count(*) FROM entries e WHERE {where} AND e.ts IS NULL",
+                                          params).fetchone()[0])
+                where += " AND e.ts IS NOT NULL"
+            first, last = cur.execute(f"SELECT {first_last} FROM entries e WHERE {where}", params).fetchone()
+            rows = cur.execute(f"SELECT {key} AS b, count(*) FROM entries e WHERE {where} GROUP BY b ORDER BY b",
+                               params).fetchall()
+        return ([(str(b), int(n)) for b, n in rows], undated, None if first is None else str(first),
+                None if last is None else str(last))
+
+    def sessions(self, namespace: str, filters: Filters, limit: int) -> list[dict[str, Any]]:
+        where, params = where_clause(namespace, filters)
+        with self._read() as cur:
+            rows = cur.execute(
+                "SELECT e.session_id, count(*) FILTER (WHERE e.kind = 'turn'), count(*) FILTER (WHERE e.kind = 'fact'), "
+                "count(*), min(e.ts), max(e.ts), "
+                "array_agg(e.speaker ORDER BY e.rowid) FILTER (WHERE e.speaker IS NOT NULL AND e.kind = 'turn') "
+                f"FROM entries e WHERE {where} AND e.session_id IS NOT NULL "
+                "GROUP BY e.session_id ORDER BY max(e.rowid) DESC LIMIT %s", [*params, limit]).fetchall()
+        return [{"session_id": str(sid), "turns": int(turns), "facts": int(facts), "count": int(n),
+                 "start": _iso(start), "end": _iso(end), "speakers": list(dict.fromkeys(speakers or []))}
+                for sid, turns, facts, n, start, end, speakers in rows]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._conn_lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except psycopg.Error:
+                    pass
+            self._connections.clear()
+        self._writer = None
+
+
+def _iso(epoch: Any) -> str | None:
+    return None if epoch is None else datetime.fromtimestamp(float(epoch), timezone.utc).isoformat()
