@@ -80,6 +80,9 @@ def test_sqlite_to_postgres_to_sqlite(tmp_path: Path, postgres_server: PostgresS
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["written"] == total
     assert_same(before, state(back))
+    again = migrate(url, back, into_nonempty=True)  # PostgreSQL's history JSON is recognised in SQLite
+    assert again["written"] == 0 and again["history_restored"] == 0
+    assert_same(before, state(back))
 
 
 def test_refuses_nonempty_destination_and_merges_when_told(tmp_path: Path, new_store) -> None:
