@@ -16,6 +16,7 @@ from .errors import (
 from .llm import LLMClient, LLMConfig, LLMError
 from .lifecycle import HistoryEvent
 from .memory import Memory
+from .migrate import migrate
 from .model import ChannelScore, Entry, Hit, SearchResult, Source
 from .pipeline.presets import PRESET_NAMES, Preset, load_preset
 from .rerank import OnnxCrossEncoder
@@ -24,7 +25,7 @@ from .store.base import Filters
 __version__ = "0.1.0"
 
 __all__ = [
-    "Memory", "Entry", "HistoryEvent", "Source", "Hit", "SearchResult", "ChannelScore", "Filters",
+    "Memory", "migrate", "Entry", "HistoryEvent", "Source", "Hit", "SearchResult", "ChannelScore", "Filters",
     "Turn", "Conversation", "ConversationReport", "OfflineExtractor",
     "Embedder", "get_embedder", "LLMClient", "LLMConfig", "LLMError",
     "Preset", "load_preset", "PRESET_NAMES", "OnnxCrossEncoder",

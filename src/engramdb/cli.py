@@ -185,6 +185,31 @@ def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) ->
                 handle.close()
 
 
+@main.command("migrate")
+@click.argument("source", metavar="SRC")
+@click.argument("destination", metavar="DST")
+@click.option("--into-nonempty", is_flag=True,
+              help="Merge into a destination that already holds entries (the source's version of an id wins; "
+                   "also completes an interrupted migrate).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def migrate_cmd(source: str, destination: str, into_nonempty: bool, as_json: bool, quiet: bool) -> None:
+    """Copy the whole store SRC into DST (each a SQLite file or a postgresql:// URL): every
+    namespace, entry, vector (not embedded again) and history event, verified by counts.
+    DST must be empty unless --into-nonempty. --db is not used."""
+    from .migrate import migrate
+
+    with _progress("migrating", quiet) as progress:
+        report = migrate(source, destination, into_nonempty=into_nonempty, progress=progress)
+    if as_json:
+        _print_json(report)
+    else:
+        click.echo(f"migrated {report['source']} -> {report['destination']}: {report['entries']} entries in "
+                   f"{len(report['namespaces'])} namespaces ({report['written']} written, {report['unchanged']} "
+                   f"unchanged, {report['replaced']} replaced), {report['history']} history events "
+                   f"({report['history_restored']} restored); counts verified")
+
+
 @main.command("add-turn")
 @click.argument("speaker")
 @click.argument("text")

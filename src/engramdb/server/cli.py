@@ -27,6 +27,14 @@ def is_loopback(host: str) -> bool:
             return False
 
 
+def keys_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--keys PATH`` / ``$ENGRAM_KEYS``: the API keys file (default: beside a SQLite store;
+    required for a postgresql:// store)."""
+    return click.option("--keys", "keys_file", envvar="ENGRAM_KEYS", default=None, metavar="PATH",
+                        help="API keys file [env ENGRAM_KEYS; default <db>.keys.json beside a SQLite store; "
+                             "required with a postgresql:// URL].")(command)
+
+
 def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
     @main.command()
     @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default).")
@@ -35,9 +43,10 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
     @click.option("--max-batch", default=1_000, show_default=True, type=int, help="Entries per add request.")
     @click.option("--max-k", default=100, show_default=True, type=int, help="Largest k a search may ask for.")
     @click.option("--no-web", is_flag=True, help="Do not serve the web page at / (the API only).")
+    @keys_option
     @click.pass_context
     def serve(ctx: click.Context, host: str, port: int, max_body_bytes: int, max_batch: int, max_k: int,
-              no_web: bool) -> None:
+              no_web: bool, keys_file: str | None) -> None:
         """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json) and the web page at /."""
         try:
             import uvicorn
@@ -47,10 +56,11 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
             raise EngramError(f"the server needs its extras: pip install 'engramdb[server]' ({exc.name} missing)") from exc
         from ..memory import Memory
 
-        keys = KeyStore(keys_path(ctx.obj["db"]))
+        keys = KeyStore(keys_path(ctx.obj["db"], keys_file, required=False))
         if not keys.configured():
             if not is_loopback(host):
-                raise EngramError(f"no API keys: refusing to serve on {host}. Create one with "
+                where = "" if keys.path is not None else " (a database URL needs --keys PATH to name its keys file)"
+                raise EngramError(f"no API keys{where}: refusing to serve on {host}. Create one with "
                                   "`engram keys create --namespace NAME --role write`, or bind to 127.0.0.1")
             click.echo("warning: no API keys configured; serving without authentication on loopback", err=True)
         memory = Memory(ctx.obj["db"], embedder=ctx.obj["embedder"], allow_preset_files=False)
@@ -79,25 +89,29 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
 
     @main.group()
     def keys() -> None:
-        """API keys for `engram serve`: create, list, revoke (stored hashed beside the store)."""
+        """API keys for `engram serve`: create, list, revoke (stored hashed in a keys file: --keys
+        PATH / $ENGRAM_KEYS, by default beside a SQLite store; required for a postgresql:// URL)."""
 
     @keys.command("create")
     @click.option("--namespace", "namespaces", multiple=True, required=True, help="A namespace it may use (repeatable).")
     @click.option("--role", type=click.Choice(ROLES), default="write", show_default=True)
     @click.option("--label", default=None, help="A note to tell keys apart.")
+    @keys_option
     @click.pass_context
-    def create(ctx: click.Context, namespaces: tuple[str, ...], role: str, label: str | None) -> None:
+    def create(ctx: click.Context, namespaces: tuple[str, ...], role: str, label: str | None,
+               keys_file: str | None) -> None:
         """Create a key; it is printed once, alone on the last line."""
-        secret, record = KeyStore(keys_path(ctx.obj["db"])).create(list(namespaces), role, label)
+        secret, record = KeyStore(keys_path(ctx.obj["db"], keys_file)).create(list(namespaces), role, label)
         click.echo(f"created {record.id} ({role} on {', '.join(record.namespaces)}); it is not shown again:", err=True)
         click.echo(secret)
 
     @keys.command("list")
     @click.option("--json", "as_json", is_flag=True)
+    @keys_option
     @click.pass_context
-    def list_keys(ctx: click.Context, as_json: bool) -> None:
+    def list_keys(ctx: click.Context, as_json: bool, keys_file: str | None) -> None:
         """The keys (never their secrets)."""
-        rows = [k.public() for k in KeyStore(keys_path(ctx.obj["db"]))._load()]
+        rows = [k.public() for k in KeyStore(keys_path(ctx.obj["db"], keys_file))._load()]
         if as_json:
             print_json(rows)
             return
@@ -107,8 +121,9 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
 
     @keys.command("revoke")
     @click.argument("key_id")
+    @keys_option
     @click.pass_context
-    def revoke(ctx: click.Context, key_id: str) -> None:
+    def revoke(ctx: click.Context, key_id: str, keys_file: str | None) -> None:
         """Revoke a key by its id; a running server refuses it from the next request."""
-        KeyStore(keys_path(ctx.obj["db"])).revoke(key_id)
+        KeyStore(keys_path(ctx.obj["db"], keys_file)).revoke(key_id)
         click.echo(f"revoked {key_id}")

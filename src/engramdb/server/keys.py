@@ -1,8 +1,11 @@
-"""API keys: each bound to namespaces and a role, stored hashed in a file beside the store.
+"""API keys: each bound to namespaces and a role, stored hashed in a keys file.
 
 A key is 32 random bytes (``eg_`` + URL-safe base64), shown once when created. The file
-(``<store>.keys.json``, mode 0600) keeps only its SHA-256, its id, namespaces, role and
-times, so a copied file gives no access. Keys are high-entropy tokens, so a plain hash is
+(mode 0600) keeps only its SHA-256, its id, namespaces, role and times, so a copied file
+gives no access. Which file (`keys_path`): ``--keys PATH`` / ``$ENGRAM_KEYS`` if given, else
+``<store>.keys.json`` beside a SQLite store. A ``postgresql://`` store has no file to sit
+beside, so it needs ``--keys`` (several servers of one database share the file's contents:
+it holds only hashes). Keys are high-entropy tokens, so a plain hash is
 enough (no password stretching needed); lookups compare hashes in constant time.
 """
 
@@ -48,8 +51,20 @@ def _digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def keys_path(db: str | Path) -> Path:
-    return Path(str(db) + ".keys.json")
+def keys_path(db: str | Path, keys: str | Path | None = None, *, required: bool = True) -> Path | None:
+    """The keys file of store `db`: `keys` (``--keys`` / ``$ENGRAM_KEYS``) if given, else
+    ``<db>.keys.json`` beside a SQLite file. For a URL without `keys` it raises `InputError`,
+    or (``required=False``: a server that may run open on loopback) returns None: no keys."""
+    if keys:
+        return Path(keys).expanduser()
+    from ..store.open import backend_of, redact
+
+    if backend_of(db) == "sqlite":
+        return Path(str(db) + ".keys.json")
+    if not required:
+        return None
+    raise InputError(f"store {redact(db)} is a database URL, so there is no file beside it to keep API keys in: "
+                     "pass --keys PATH (or set $ENGRAM_KEYS) to name the keys file")
 
 
 @dataclass
@@ -57,10 +72,12 @@ class KeyStore:
     """The keys file of one store. Reads it anew on each lookup, so `engram keys revoke`
     takes effect on a running server."""
 
-    path: Path
+    path: Path | None  # None: no keys file (a database URL served open on loopback)
     _cache: tuple[float, list[ApiKey]] | None = field(default=None, repr=False)
 
     def _load(self) -> list[ApiKey]:
+        if self.path is None:
+            return []
         try:
             stamp = self.path.stat().st_mtime
         except FileNotFoundError:
@@ -76,6 +93,8 @@ class KeyStore:
         return keys
 
     def _save(self, keys: list[ApiKey]) -> None:
+        if self.path is None:
+            raise InputError("no keys file: pass --keys PATH (or set $ENGRAM_KEYS)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=self.path.name, dir=self.path.parent)
         try:

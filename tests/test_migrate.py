@@ -1,0 +1,122 @@
+"""`engram migrate SRC DST`: a whole store copied between backends, SQLite → PostgreSQL →
+SQLite, gives the same store — entries with every field, vectors bit for bit (nothing
+embedded again), history, namespaces — and the same search ids and scores (1e-6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from engramdb import Filters, InputError, Memory, ModelMismatchError, migrate
+from engramdb.cli import main
+from pg import PostgresServer
+from test_export import QUERIES, build
+
+NAMESPACES = ("alice", "bob")
+MORE_QUERIES = [*QUERIES, "Lisbon", "门禁密码", "Oslo trip", "ERR_CONN_RESET", "黄山"]
+
+
+def state(target: str) -> dict[str, Any]:
+    """Everything a store holds that a user can see, per namespace, plus its vectors."""
+    out: dict[str, Any] = {}
+    with Memory(target) as mem:
+        out["stats"] = {k: mem.stats()[k] for k in ("count", "namespaces", "embedder", "dim", "vectors")}
+        for ns in NAMESPACES:
+            ids = mem.store.ids(ns, Filters())
+            entries = {e.id: e.to_dict() for e in mem.get(ids, namespace=ns)}
+            history = [{k: v for k, v in e.items() if k != "seq"} for e in mem.store.iter_history(ns)]
+            vectors = mem.store.stored_vectors(ns, {e["id"]: e["text"] for e in entries.values()})
+            searches = {q: [(h.id, h.score) for h in mem.search(q, k=8, namespace=ns, include_superseded=True,
+                                                                 show_expired=True)] for q in MORE_QUERIES}
+            searches["view"] = [(h.id, h.score) for h in mem.search("Where does Alice live?", k=8, namespace=ns)]
+            out[ns] = {"entries": entries, "history": history, "vectors": vectors, "searches": searches}
+    return out
+
+
+def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a["stats"] == b["stats"]
+    for ns in NAMESPACES:
+        assert a[ns]["entries"] == b[ns]["entries"]
+        assert a[ns]["history"] == b[ns]["history"]
+        assert a[ns]["vectors"].keys() == b[ns]["vectors"].keys() == a[ns]["entries"].keys()
+        for entry_id, vec in a[ns]["vectors"].items():
+            assert np.array_equal(vec, b[ns]["vectors"][entry_id])
+        for query, hits in a[ns]["searches"].items():
+            other = b[ns]["searches"][query]
+            assert [i for i, _ in hits] == [i for i, _ in other], (ns, query)
+            assert np.allclose([s for _, s in hits], [s for _, s in other], rtol=0, atol=1e-6), (ns, query)
+
+
+def test_sqlite_to_postgres_to_sqlite(tmp_path: Path, postgres_server: PostgresServer) -> None:
+    source = str(tmp_path / "source.db")
+    ids = build(source)
+    before = state(source)
+    # The fixture has what a migrate must carry: both languages, a conversation with facts,
+    # a superseded entry, an expired and an expiring one, a deleted entry's history.
+    alice = before["alice"]["entries"]
+    assert alice[ids["berlin"]]["superseded_by"] == ids["lisbon"]
+    assert any(e["expires_at"] for e in alice.values()) and any("黄山" in e["text"] for e in alice.values())
+    assert any(e["kind"] == "fact" and e["derived_from"] for e in alice.values())
+    assert [e["event"] for e in before["alice"]["history"] if e["id"] == ids["gone"]] == ["ADD", "DELETE"]
+    assert any(e["event"] == "UPDATE" for e in before["alice"]["history"])
+
+    url = postgres_server.socket_url(postgres_server.new_database("mig").rsplit("/", 1)[1])
+    seen: list[tuple[int, int]] = []
+    report = migrate(source, url, progress=lambda done, total: seen.append((done, total)))
+    total = before["stats"]["count"]
+    assert report["entries"] == report["written"] == total and report["verified"] is True
+    assert report["history"] == report["history_restored"] == sum(len(before[ns]["history"]) for ns in NAMESPACES)
+    assert report["namespaces"] == {ns: before["stats"]["namespaces"][ns]["count"] for ns in NAMESPACES}
+    assert seen[0] == (0, total) and seen[-1] == (total, total)
+    assert_same(before, state(url))
+
+    back = str(tmp_path / "back.db")
+    result = CliRunner().invoke(main, ["migrate", url, back, "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["written"] == total
+    assert_same(before, state(back))
+    again = migrate(url, back, into_nonempty=True)  # PostgreSQL's history JSON is recognised in SQLite
+    assert again["written"] == 0 and again["history_restored"] == 0
+    assert_same(before, state(back))
+
+
+def test_refuses_nonempty_destination_and_merges_when_told(tmp_path: Path, new_store) -> None:
+    source = str(tmp_path / "source.db")
+    build(source)
+    target = new_store("target")
+    with Memory(target, namespace="alice", embedder="minilm") as mem:
+        [mine] = mem.add(["Already here before the migrate."])
+    with pytest.raises(InputError, match="not empty"):
+        migrate(source, target)
+    with Memory(target, namespace="alice") as mem:
+        assert mem.count() == 1  # nothing was written
+    report = migrate(source, target, into_nonempty=True)
+    assert report["written"] == report["entries"] and report["replaced"] == 0
+    again = migrate(source, target, into_nonempty=True)  # a re-run adds nothing
+    assert again["written"] == 0 and again["unchanged"] == again["entries"] and again["history_restored"] == 0
+    with Memory(source) as src, Memory(target) as dst:
+        assert dst.count(all_namespaces=True, include_superseded=True, show_expired=True) == \
+            src.count(all_namespaces=True, include_superseded=True, show_expired=True) + 1
+        assert [e.text for e in dst.get(mine, namespace="alice")] == ["Already here before the migrate."]
+
+
+def test_refusals(tmp_path: Path) -> None:
+    source = str(tmp_path / "source.db")
+    build(source)
+    with pytest.raises(InputError, match="same store"):
+        migrate(source, str(tmp_path / "." / "source.db"))
+    with pytest.raises(InputError, match="no store"):
+        migrate(str(tmp_path / "missing.db"), str(tmp_path / "x.db"))
+    assert not (tmp_path / "x.db").exists()
+    other = tmp_path / "e5.db"
+    with Memory(other, embedder="e5-small") as mem:
+        mem.store.bind_embedder("onnx/other-model", 3)  # records a model without loading one
+    with pytest.raises(ModelMismatchError):
+        migrate(source, str(other), into_nonempty=True)
+    result = CliRunner().invoke(main, ["migrate", source, str(other)])
+    assert result.exit_code == 1 and "error:" in result.output
