@@ -10,6 +10,9 @@ PostgreSQL refuses to run as root. As root (here and in CI), the server runs as 
 system user, `PG_USER`, created with ``useradd`` when missing; if that user cannot read the
 installed binaries (a virtualenv under a private home), they are copied to a folder it can.
 
+`start_postgres(primary=True)` and `start_standby(primary)` make a streaming-replication
+pair (a hot standby from ``pg_basebackup -R`` of the primary) for tests/test_postgres_replica.py.
+
 `postgres_server` (session fixture) skips the PostgreSQL tests when the server cannot start,
 and says so in the summary; with ``ENGRAM_REQUIRE_POSTGRES=1`` (as in ``.ci/run``) that fails
 them instead.
@@ -29,7 +32,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 
 import pytest
 
@@ -149,32 +152,35 @@ def _usable_bin_dir(bin_dir: Path, user: str | None, root: Path) -> Path:
         return copy / "bin"
 
 
-def start_postgres() -> PostgresServer:
-    """Start a fresh server; raises `PostgresUnavailable` with the reason when it cannot."""
-    bin_dir = installed_bin_dir()
-    user = ensure_user() if os.geteuid() == 0 else None
-    # Not under pytest's tmp_path: that folder is private to root (0700).
+def _new_root(user: str | None) -> Path:
+    """A fresh folder for one server, owned by its user. Not under pytest's tmp_path: that
+    folder is private to root (0700)."""
     root = Path(tempfile.mkdtemp(prefix="engram-pg-"))
+    os.chmod(root, 0o755)
+    if user is not None:
+        entry = pwd.getpwnam(user)
+        os.chown(root, entry.pw_uid, entry.pw_gid)
+    return root
+
+
+def _launch(server: PostgresServer, *settings: str) -> PostgresServer:
+    """Run the server of `server.data_dir` (our child process, not daemonised by pg_ctl, so
+    stopping it reaps it) with the test settings plus `settings` (``name=value``), and wait
+    until it accepts connections. On failure it is killed, its folder removed, and
+    `PostgresUnavailable` says why (with the end of its log)."""
+    root = server.root
     try:
-        bin_dir = _usable_bin_dir(bin_dir, user, root)
-        os.chmod(root, 0o755)
-        if user is not None:
-            entry = pwd.getpwnam(user)
-            os.chown(root, entry.pw_uid, entry.pw_gid)
-        server = PostgresServer(root=root, bin_dir=bin_dir, port=_free_port(), user=user)
-        server.run("initdb", "-D", str(server.data_dir), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
-                   "--no-locale", "--no-sync")
-        # The server is our child process (not daemonised by pg_ctl), so stopping it reaps it.
+        options = ["listen_addresses=127.0.0.1", "fsync=off", "synchronous_commit=off", "full_page_writes=off",
+                   *settings]
         with open(root / "server.log", "wb") as log:
             server.process = subprocess.Popen(
-                [str(bin_dir / "postgres"), "-D", str(server.data_dir), "-c", "listen_addresses=127.0.0.1",
-                 "-p", str(server.port), "-k", str(server.socket_dir), "-c", "fsync=off",
-                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **_as_user(user))
+                [str(server.bin_dir / "postgres"), "-D", str(server.data_dir), "-p", str(server.port),
+                 "-k", str(server.socket_dir), *[arg for option in options for arg in ("-c", option)]],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **_as_user(server.user))
         _wait_ready(server)
         return server
     except BaseException:
-        if "server" in locals() and server.process is not None and server.process.poll() is None:
+        if server.process is not None and server.process.poll() is None:
             server.process.kill()
             server.process.wait()
         log = root / "server.log"
@@ -183,6 +189,52 @@ def start_postgres() -> PostgresServer:
         if detail:
             raise PostgresUnavailable(f"the server did not start; its log ends:\n{detail}")
         raise
+
+
+# What a primary needs for streaming replication (PostgreSQL 18's defaults, stated so the
+# test does not depend on them): WAL for replicas, and WAL senders for the standby and for
+# pg_basebackup's WAL stream.
+PRIMARY_SETTINGS = ("wal_level=replica", "max_wal_senders=5")
+
+
+def start_postgres(*, primary: bool = False) -> PostgresServer:
+    """Start a fresh server; raises `PostgresUnavailable` with the reason when it cannot.
+    ``primary=True`` also lets standbys replicate from it (`PRIMARY_SETTINGS`, and
+    ``replication`` entries in ``pg_hba.conf`` for the Unix socket and loopback)."""
+    bin_dir = installed_bin_dir()
+    user = ensure_user() if os.geteuid() == 0 else None
+    root = _new_root(user)
+    try:
+        bin_dir = _usable_bin_dir(bin_dir, user, root)
+        server = PostgresServer(root=root, bin_dir=bin_dir, port=_free_port(), user=user)
+        server.run("initdb", "-D", str(server.data_dir), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
+                   "--no-locale", "--no-sync")
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    if primary:
+        with open(server.data_dir / "pg_hba.conf", "a") as hba:
+            hba.write("\n# streaming replication for the test standby\n"
+                      "local   replication   all                 trust\n"
+                      "host    replication   all   127.0.0.1/32  trust\n")
+    return _launch(server, *(PRIMARY_SETTINGS if primary else ()))
+
+
+def start_standby(primary: PostgresServer) -> PostgresServer:
+    """A hot standby of `primary` (started with ``start_postgres(primary=True)``) on its own
+    loopback port: ``pg_basebackup -R`` of the primary (which writes ``primary_conninfo`` and
+    ``standby.signal``), streaming WAL from it, read-only queries allowed (``hot_standby``)."""
+    root = _new_root(primary.user)
+    # The copy of the binaries (if any) lives in the primary's folder; the standby's copy of
+    # the primary's data is under its own.
+    server = PostgresServer(root=root, bin_dir=primary.bin_dir, port=_free_port(), user=primary.user)
+    try:
+        server.run("pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres",
+                   "-D", str(server.data_dir), "-R", "-X", "stream", "-c", "fast", "--no-sync")
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return _launch(server, "hot_standby=on")
 
 
 def _wait_ready(server: PostgresServer, patience_s: float = 120.0) -> None:
@@ -202,17 +254,23 @@ def _wait_ready(server: PostgresServer, patience_s: float = 120.0) -> None:
         time.sleep(0.05)
 
 
+def skip_or_fail(exc: PostgresUnavailable, what: str = "PostgreSQL") -> NoReturn:
+    """Skip the test (recorded for the loud summary) because a server could not start, or
+    fail it with ``ENGRAM_REQUIRE_POSTGRES=1``."""
+    reason = f"{what} could not start, so its tests did not run: {exc}"
+    _unavailable.append(reason)
+    if os.environ.get(REQUIRE) == "1":
+        pytest.fail(f"{reason} (${REQUIRE}=1)", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """One PostgreSQL server for the session (each test makes its own database)."""
     try:
         server = start_postgres()
     except PostgresUnavailable as exc:
-        reason = f"PostgreSQL could not start, so its tests did not run: {exc}"
-        _unavailable.append(reason)
-        if os.environ.get(REQUIRE) == "1":
-            pytest.fail(f"{reason} (${REQUIRE}=1)", pytrace=False)
-        pytest.skip(reason)
+        skip_or_fail(exc)
     try:
         yield server
     finally:
@@ -223,5 +281,6 @@ def report_postgres(terminalreporter: Any) -> None:
     """Say loudly, at the end of the run, that the PostgreSQL tests were skipped and why."""
     if _unavailable:
         terminalreporter.write_sep("!", "PostgreSQL tests SKIPPED", red=True, bold=True)
-        terminalreporter.write_line(_unavailable[0])
+        for reason in dict.fromkeys(_unavailable):
+            terminalreporter.write_line(reason)
         terminalreporter.write_line(f"Set {REQUIRE}=1 to make this a failure (CI does).")

@@ -70,6 +70,7 @@ class PostgresStore:
         self.url = url
         self.location = self.path = redact(url)
         self.read_only = read_only
+        self.in_recovery = False  # a hot standby (found on open; then read-only too)
         self.busy_timeout_ms = busy_timeout_ms
         self._local = threading.local()
         self._connections: list[psycopg.Connection] = []
@@ -134,6 +135,9 @@ class PostgresStore:
     def _write(self, timeout_ms: int | None = None) -> Iterator[psycopg.Cursor]:
         """A write transaction holding the store's advisory write lock (all or nothing)."""
         if self.read_only:
+            if self.in_recovery:
+                raise ReadOnlyStoreError(f"store {self.location} is on a hot standby (a read replica), which "
+                                         "cannot be written; write on the primary")
             raise ReadOnlyStoreError(f"store {self.location} is open read-only")
         wait = self.busy_timeout_ms if timeout_ms is None else timeout_ms
         with self._write_lock:
@@ -156,6 +160,12 @@ class PostgresStore:
     def _open(self) -> None:
         if urlsplit(self.url).scheme.lower() not in ("postgresql", "postgres"):
             raise StoreError(f"not a PostgreSQL URL: {self.location}")
+        # A hot standby (a streaming replica) accepts only reads: it is opened read-only, so
+        # opening never tries to create the schema, and every write raises
+        # `ReadOnlyStoreError` up front rather than failing inside a transaction.
+        with self._read() as cur:
+            self.in_recovery = bool(cur.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+        self.read_only = self.read_only or self.in_recovery
         if self.read_only:
             with self._read() as cur:
                 if cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()[0] is None:
