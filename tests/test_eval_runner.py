@@ -244,3 +244,38 @@ def test_presets_may_follow_preset_with_spaces(tmp_path: Path) -> None:
     assert two_paths.exit_code == 2 and "exactly one DATASET_DIR" in two_paths.output
     not_a_file = CliRunner().invoke(eval_cmd, ["locomo", str(BEIR), "--quiet", "--no-cache"])
     assert not_a_file.exit_code == 2 and "is a directory" in not_a_file.output
+
+
+def _same_rankings(pg: dict[str, Any], lite: dict[str, Any]) -> None:
+    """Same metrics, rankings and scores (to float32 noise) preset by preset."""
+    assert pg["backend"] == "postgres" and lite["backend"] == "sqlite"
+    for pg_row, lite_row in zip(pg["results"], lite["results"], strict=True):
+        assert pg_row["preset"] == lite_row["preset"]
+        for key in ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10"):
+            assert pg_row[key] == lite_row[key], (pg_row["preset"], key)
+        assert pg_row["by_category"] == lite_row["by_category"]
+        for pg_q, lite_q in zip(pg_row["per_query"], lite_row["per_query"], strict=True):
+            assert pg_q["top"] == lite_q["top"]
+            assert [s for s, _ in pg_q["scored"]] == pytest.approx([s for s, _ in lite_q["scored"]], abs=1e-5)
+
+
+def test_eval_on_postgres_matches_sqlite(postgres_server: Any, beir_result: dict[str, Any],
+                                         locomo_result: dict[str, Any], tmp_path: Path) -> None:
+    """`--store postgresql://…` runs in a scratch database (dropped afterwards) with SQLite's numbers."""
+    def databases() -> set[str]:
+        out = postgres_server.run("psql", "-h", "127.0.0.1", "-p", str(postgres_server.port), "-U", "postgres",
+                                  "-Atc", "SELECT datname FROM pg_database")
+        return set(out.stdout.split())
+
+    before = databases()
+    url = postgres_server.url()
+    pg_beir = run_beir(BEIR, presets=["default", "lexical"], embedder="minilm", progress=False,
+                       cache_dir=tmp_path / "vectors", details=True, store=url)
+    _same_rankings(pg_beir, beir_result)
+    pg_locomo = run_locomo(LOCOMO, presets=["default", "lexical"], embedder="minilm", progress=False,
+                           cache_dir=None, details=True, store=postgres_server.socket_url())
+    _same_rankings(pg_locomo, locomo_result)
+    assert databases() == before  # the scratch databases are gone
+    bad = CliRunner().invoke(eval_cmd, ["beir", str(BEIR), "--store", str(tmp_path / "x.db"), "--quiet",
+                                        "--no-cache"])
+    assert bad.exit_code != 0 and "--store takes a postgresql:// URL" in bad.output

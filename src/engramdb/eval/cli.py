@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import click
 
+from ..errors import EngramError
 from .datasets import EvalDataError
 from .report import markdown_table, plot_result
 
@@ -58,6 +59,10 @@ def _common_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Document-vector cache [default: $ENGRAM_CACHE_DIR or ~/.cache/engram/embeddings]."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the document-vector cache."),
+        click.option("--store", "store", metavar="URL", default=None,
+                     help="Evaluate on PostgreSQL: a postgresql:// URL of a server (and a database to connect "
+                     "to); a scratch database is created there and dropped afterwards. Default: a temporary "
+                     "SQLite file."),
         click.option("--details", is_flag=True, help="Include per-query metrics in the JSON output."),
         click.option("--quiet", "-q", is_flag=True, help="No progress bars."),
     ]
@@ -86,9 +91,10 @@ def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
             limit_queries=opts["limit"],
             cache_dir=cache_dir,
             details=opts["details"],
+            store=opts["store"],
             **extra,
         )
-    except (EvalDataError, ValueError) as exc:
+    except (EvalDataError, ValueError, EngramError) as exc:
         raise click.ClickException(str(exc)) from exc
     table = markdown_table(result)
     click.echo(table, nl=False)

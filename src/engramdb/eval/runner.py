@@ -11,7 +11,6 @@ import os
 import re
 import resource
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
@@ -114,10 +113,31 @@ def _embedder(embedder: Any, cache_dir: str | Path | None) -> tuple[Any, str]:
     return get_embedder(embedder, cache_dir=cache_dir), embedder
 
 
-def _open_memory(directory: str, namespace: str, embedder: Any) -> Any:
+def _backend(store: str | None) -> str:
+    """``"sqlite"`` (a temporary file, the default) or ``"postgres"`` (a ``postgresql://`` URL)."""
+    if store is None:
+        return "sqlite"
+    from ..store.open import backend_of
+
+    if backend_of(store) != "postgres":
+        raise ValueError(f"--store takes a postgresql:// URL of a server to evaluate on, not {store!r} "
+                         "(without it the evaluation runs on a temporary SQLite file)")
+    return "postgres"
+
+
+def _eval_target(store: str | None) -> Any:
+    """Where the evaluation's fresh store lives: a file in a temporary folder, or a scratch
+    database created on the `store` server and dropped afterwards."""
+    from ..store.open import scratch_target
+
+    _backend(store)
+    return scratch_target(store)
+
+
+def _open_memory(target: str, namespace: str, embedder: Any) -> Any:
     from ..memory import Memory
 
-    return Memory(os.path.join(directory, "eval.db"), namespace=namespace, embedder=embedder)
+    return Memory(target, namespace=namespace, embedder=embedder)
 
 
 def _index(
@@ -178,7 +198,8 @@ def _average(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(mean(r[key] for r in rows), 4) for key in keys}
 
 
-def _meta(kind: str, name: str, embedder: Any, embedder_name: str, k: int, depth: int) -> dict[str, Any]:
+def _meta(kind: str, name: str, embedder: Any, embedder_name: str, k: int, depth: int,
+          backend: str = "sqlite") -> dict[str, Any]:
     try:
         from importlib.metadata import version
 
@@ -193,6 +214,7 @@ def _meta(kind: str, name: str, embedder: Any, embedder_name: str, k: int, depth
         "embedder_model": str(getattr(embedder, "name", embedder_name)),
         "k": k,
         "depth": depth,
+        "backend": backend,
         "engram_version": engram_version,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
@@ -212,6 +234,7 @@ def run_beir(
     depth: int = 100,
     details: bool = False,
     split: str = "test",
+    store: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate a BEIR-layout directory; return the result dict of docs/EVAL.md.
 
@@ -221,13 +244,15 @@ def run_beir(
     ``cache_dir`` caches document vectors (pass None to disable; the CLI defaults to
     :func:`default_cache_dir`). ``details`` adds per-query rows to each preset's result.
     ``split`` names the judgements file, ``qrels/<split>.tsv`` (only its judged queries run).
+    ``store`` (a ``postgresql://`` URL) runs on a scratch database created on that server and
+    dropped afterwards instead of a temporary SQLite file; the result's ``backend`` says which.
     """
     names = _check_presets(presets)
     ds = load_beir(dataset_dir, split)
     query_ids = ds.query_ids[:limit_queries] if limit_queries else ds.query_ids
     emb, emb_name = _embedder(embedder, cache_dir)
     search_k = max(k, depth)
-    result = _meta("beir", ds.name, emb, emb_name, k, search_k)
+    result = _meta("beir", ds.name, emb, emb_name, k, search_k, _backend(store))
     result.update(n_queries=len(query_ids), n_docs=len(ds.corpus), results=[])
     if split != "test":
         result["split"] = split
@@ -239,8 +264,8 @@ def run_beir(
         )
         for doc in ds.corpus.values()
     ]
-    with tempfile.TemporaryDirectory(prefix="engram-eval-") as tmp, _progress(progress) as bar:
-        with _open_memory(tmp, "beir", emb) as mem:
+    with _eval_target(store) as target, _progress(progress) as bar:
+        with _open_memory(target, "beir", emb) as mem:
             task = bar.add_task(f"index {ds.name}", total=len(entries))
             _, index_s = _index(mem, entries, None, bar, task)
             paired: dict[str, Any] = {}
@@ -377,6 +402,7 @@ def run_locomo(
     details: bool = False,
     memories: Sequence[str] = ("turns",),
     extractor: Any = "offline",
+    store: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate evidence retrieval on a LoCoMo file; return the result dict of docs/EVAL.md.
 
@@ -389,6 +415,7 @@ def run_locomo(
     Categories 1-4 make the overall numbers and ``by_category``; category 5 (adversarial)
     is reported apart under ``category_5``. ``limit_queries`` keeps the first N usable
     questions in file order (and indexes only the conversations they need).
+    ``store``: as for `run_beir` (a scratch database on a PostgreSQL server).
     """
     names = _check_presets(presets)
     unknown = [m for m in memories if m not in MEMORIES]
@@ -407,7 +434,7 @@ def run_locomo(
     to_index = [s for s in samples if s.sample_id in needed]
     emb, emb_name = _embedder(embedder, cache_dir)
     search_k = max(k, depth)
-    result = _meta("locomo", Path(path).stem, emb, emb_name, k, search_k)
+    result = _meta("locomo", Path(path).stem, emb, emb_name, k, search_k, _backend(store))
     n_main = sum(1 for _, q in selected if q.category != 5)
     result.update(
         n_queries=n_main,
@@ -422,8 +449,8 @@ def run_locomo(
     result["extractor"] = getattr(chosen_extractor, "name", None)
     id_to_turn: dict[str, str] = {}
     entry_counts: dict[str, int] = {}
-    with tempfile.TemporaryDirectory(prefix="engram-eval-") as tmp, _progress(progress) as bar:
-        with _open_memory(tmp, "default", emb) as mem:
+    with _eval_target(store) as target, _progress(progress) as bar:
+        with _open_memory(target, "default", emb) as mem:
             index_s = 0.0
             for memory in memories:
                 task = bar.add_task(f"index {memory}", total=len(to_index))

@@ -7,7 +7,11 @@ accepted too). `Memory`, the CLI's ``--db`` / ``$ENGRAM_DB`` and the server all 
 
 from __future__ import annotations
 
+import os
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import InputError
@@ -72,3 +76,19 @@ def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: 
     from .sqlite import SQLiteStore
 
     return SQLiteStore(target, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
+
+
+@contextmanager
+def scratch_target(server: str | None = None, prefix: str = "engram_eval") -> Iterator[str]:
+    """A fresh, empty store for a throw-away run (``engram eval``), removed afterwards: a file
+    in a temporary folder, or (`server` a PostgreSQL URL) a new database on that server."""
+    if server is None:
+        with tempfile.TemporaryDirectory(prefix=prefix.replace("_", "-") + "-") as tmp:
+            yield os.path.join(tmp, "eval.db")
+        return
+    if backend_of(server) != "postgres":
+        raise InputError(f"a scratch store needs a postgresql:// URL of a server, not {redact(server)!r}")
+    from .postgres.scratch import scratch_database
+
+    with scratch_database(server, prefix) as url:
+        yield url
