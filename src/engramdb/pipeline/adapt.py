@@ -13,6 +13,7 @@ more). Measured in docs/BENCHMARKS.md ("Query-adaptive weights").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..text.tokenize import query_terms
@@ -31,8 +32,11 @@ class AdaptConfig:
         return bool(self.weights)
 
 
+@lru_cache(maxsize=256)
 def query_length(query: str) -> int:
-    """Distinct analysed terms (stemmed English words, jieba words for Chinese, no stopwords)."""
+    """Distinct analysed terms (stemmed English words, jieba words for Chinese, no stopwords).
+
+    Cached: recall (the feedback channel's weight) and fusion both ask for each query."""
     return len(set(query_terms(query)))
 
 

@@ -57,6 +57,18 @@ def _normalize(scores: list[float], how: str) -> list[float]:
     return [(s - mean) / std if std else 0.0 for s in scores]
 
 
+def channel_values(raw_scores: list[float], normalization: str = "zscore") -> tuple[list[float], float]:
+    """One channel's normalised scores (list order) and the value a row it did not return gets.
+
+    A channel whose candidates all score the same (every entry in the time window, every entry
+    naming the person) still separates them from everything it did not return: members count
+    1, the rest 0, instead of all collapsing to the mean."""
+    if normalization != "none" and raw_scores and min(raw_scores) == max(raw_scores):
+        return [1.0] * len(raw_scores), 0.0
+    values = _normalize(raw_scores, normalization)
+    return values, (min(values) if values else 0.0)
+
+
 def weighted(
     channel_results: dict[str, list[tuple[int, float]]],
     weights: dict[str, float],
@@ -81,15 +93,7 @@ def weighted(
     floors: dict[str, float] = {}
     fused = candidates_from(channel_results)
     for channel, results in channel_results.items():
-        raw_scores = [raw for _, raw in results]
-        if normalization != "none" and raw_scores and min(raw_scores) == max(raw_scores):
-            # A channel whose candidates all score the same (every entry in the time window,
-            # every entry naming the person) still separates them from everything it did not
-            # return: members count 1, the rest 0, instead of all collapsing to the mean.
-            values, floor = [1.0] * len(raw_scores), 0.0
-        else:
-            values = _normalize(raw_scores, normalization)
-            floor = min(values) if values else 0.0
+        values, floor = channel_values([raw for _, raw in results], normalization)
         normalized[channel] = {rowid: v for (rowid, _), v in zip(results, values)}
         floors[channel] = floor
     active = [channel for channel in channel_results if channel_results[channel]]

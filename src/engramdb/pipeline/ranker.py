@@ -30,7 +30,7 @@ import numpy as np
 from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..text.dialogue import utterances
-from .fuse import _normalize, candidates_from, ordered
+from .fuse import candidates_from, channel_values, ordered
 
 Rows = list[tuple[int, float]]
 
@@ -96,12 +96,7 @@ def features(results: dict[str, Rows], weights: dict[str, float], traits: QueryT
         z, present, rank = np.zeros(n), np.zeros(n), np.zeros(n)
         rows = results.get(ch) or []
         if rows:
-            raw = [s for _, s in rows]
-            if min(raw) == max(raw):  # as in fuse.weighted: members 1, the rest 0
-                values, floor = [1.0] * len(raw), 0.0
-            else:
-                values = _normalize(raw, "zscore")
-                floor = min(values)
+            values, floor = channel_values([s for _, s in rows], "zscore")
             z[:] = floor
             for r, ((rowid, _), v) in enumerate(zip(rows, values), start=1):
                 i = index[rowid]
