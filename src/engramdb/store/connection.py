@@ -15,13 +15,11 @@ where driver errors become Engram's errors.
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Iterator
 from urllib.parse import quote
 
 import apsw
@@ -29,6 +27,7 @@ import apsw
 from ..errors import (
     EngramError, NotAStoreError, ReadOnlyStoreError, StoreBusyError, StoreCorruptError, StoreError,
 )
+from .translate import translating
 
 BUSY_TIMEOUT_MS = 30_000
 # Written into the SQLite header of every Engram store (PRAGMA application_id): "Engm".
@@ -66,31 +65,10 @@ def driver_errors(path: str) -> Iterator[None]:
         raise map_driver_error(exc, path) from exc
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _translated(method: F) -> F:
-    @functools.wraps(method)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except apsw.Error as exc:
-            raise map_driver_error(exc, getattr(self, "path", "?")) from exc
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            # Stored text that is not UTF-8, or a row's JSON that does not parse: only a
-            # damaged file (or another program writing into it) produces these.
-            raise StoreCorruptError(f"store {getattr(self, 'path', '?')} is damaged (unreadable row: "
-                                    f"{type(exc).__name__}); restore it from a backup") from exc
-
-    return wrapper  # type: ignore[return-value]
-
-
-def translate_driver_errors(cls: type) -> type:
-    """Class decorator: every public method of `cls` raises Engram errors, never apsw's."""
-    for name, value in list(vars(cls).items()):
-        if not name.startswith("_") and callable(value) and not isinstance(value, type):
-            setattr(cls, name, _translated(value))
-    return cls
+#: Class decorator: every public method of a store class raises Engram errors, never apsw's.
+translate_driver_errors = translating(
+    apsw.Error, lambda store, exc: map_driver_error(exc, getattr(store, "path", "?")),  # type: ignore[arg-type]
+    "store {location} is damaged (unreadable row: {error}); restore it from a backup")
 
 
 def connect(path: str, *, read_only: bool, create: bool = False,

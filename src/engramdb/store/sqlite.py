@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import EngramError, ModelMismatchError, NotFoundError
 from ..model import Entry, timestamp_epoch, utc_now
 from .base import EntryTerms, Filters
+from .batches import check_batch, ids_by_namespace, split_by_stored
 from .channels import NAME_FIELDS, name_tags, rank_symbolic
 from .connection import BUSY_TIMEOUT_MS, map_driver_error, translate_driver_errors
 from .gazetteer import Gazetteer
@@ -120,36 +121,14 @@ class SQLiteStore:
         in their own namespace (an id of another namespace is a different entry)."""
         conn = self._reader()
         stored: dict[tuple[str, str], str] = {}
-        by_namespace: dict[str, list[str]] = {}
-        for e in entries:
-            by_namespace.setdefault(e.namespace, []).append(e.id)  # type: ignore[arg-type]
-        for namespace, ids in by_namespace.items():
+        for namespace, ids in ids_by_namespace(entries).items():
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 for entry_id, data in conn.execute(
                         f"SELECT id, data FROM entries WHERE namespace = ? AND id IN ({marks})", [namespace, *chunk]):
                     stored[(namespace, entry_id)] = data
-        new, unchanged, changed = [], [], []
-        for entry in entries:
-            key = (entry.namespace, entry.id)
-            if key not in stored:
-                new.append(entry)
-                continue
-            old = json.loads(stored[key])  # type: ignore[index]
-            old.setdefault("timestamp_end", None)  # written before schema 2
-            for name, empty in (("expires_at", None), ("supersedes", []), ("superseded_by", None)):
-                old.setdefault(name, empty)  # written before schema 4
-            if entry.superseded_by is None and old["superseded_by"]:
-                # The store sets this link; adding the old text again must not undo it.
-                entry.superseded_by = old["superseded_by"]
-            mine = entry.to_dict()
-            mine["created_at"] = old.get("created_at")
-            if old == mine:
-                unchanged.append(entry.id)  # type: ignore[arg-type]
-            else:
-                changed.append(entry)
-        return new, unchanged, changed
+        return split_by_stored(entries, stored)
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
@@ -165,12 +144,7 @@ class SQLiteStore:
         written again, DELETE), with `actor`, in the same transaction; ``log=False`` is for
         restoring an export, whose own history is restored instead.
         """
-        if vectors is not None and len(vectors) != len(entries):
-            raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
-        if len(terms) != len(entries):
-            raise EngramError(f"{len(entries)} entries but {len(terms)} analysed term sets")
-        if any(e.namespace != namespace for e in entries):
-            raise EngramError("a write batch holds entries of one namespace")
+        check_batch(namespace, entries, vectors, terms)
         now = utc_now()
         removed = 0
         with self._write_lock, self._transaction():

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import functools
-import json
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 import psycopg
 from psycopg import errors as pg
 
 from ...errors import EngramError, InputError, ReadOnlyStoreError, StoreBusyError, StoreCorruptError, StoreError
+from ..translate import translating
 
 
 def map_pg_error(exc: psycopg.Error, location: str) -> EngramError:
@@ -39,27 +38,10 @@ def map_pg_error(exc: psycopg.Error, location: str) -> EngramError:
     return StoreError(f"store {location}: {type(exc).__name__}: {str(exc).strip()}")
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+def _mapped(store: Any, exc: Exception) -> EngramError:
+    store._forget_broken()  # a broken connection is reopened on the next call
+    return map_pg_error(exc, getattr(store, "location", "?"))  # type: ignore[arg-type]
 
 
-def _translated(method: F) -> F:
-    @functools.wraps(method)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except psycopg.Error as exc:
-            self._forget_broken()
-            raise map_pg_error(exc, getattr(self, "location", "?")) from exc
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise StoreCorruptError(f"store {getattr(self, 'location', '?')} holds an unreadable row "
-                                    f"({type(exc).__name__})") from exc
-
-    return wrapper  # type: ignore[return-value]
-
-
-def translate_pg_errors(cls: type) -> type:
-    """Class decorator: every public method of `cls` raises Engram errors, never psycopg's."""
-    for name, value in list(vars(cls).items()):
-        if not name.startswith("_") and callable(value) and not isinstance(value, type):
-            setattr(cls, name, _translated(value))
-    return cls
+#: Class decorator: every public method of a store class raises Engram errors, never psycopg's.
+translate_pg_errors = translating(psycopg.Error, _mapped, "store {location} holds an unreadable row ({error})")

@@ -32,6 +32,7 @@ from psycopg.types.json import Jsonb
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, Source, timestamp_epoch, utc_now
 from ..base import SCHEMA_VERSION, EntryTerms, Filters
+from ..batches import check_batch, ids_by_namespace, split_by_stored
 from ..channels import (
     NAME_FIELDS, average_length, idf, length_norm, name_tags, overlap_share, rank_dated, rank_symbolic,
     rank_temporal, row_length, term_frequencies, term_score,
@@ -233,41 +234,18 @@ class PostgresStore:
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
         """Split normalised entries into (new, unchanged ids, changed), as the SQLite store does."""
         stored: dict[tuple[str, str], str] = {}
-        by_namespace: dict[str, list[str]] = {}
-        for e in entries:
-            by_namespace.setdefault(e.namespace, []).append(e.id)  # type: ignore[arg-type]
         with self._read() as cur:
-            for namespace, ids in by_namespace.items():
+            for namespace, ids in ids_by_namespace(entries).items():
                 for entry_id, data in cur.execute("SELECT id, data FROM entries WHERE namespace = %s AND id = ANY(%s)",
                                                   (namespace, ids)):
                     stored[(namespace, entry_id)] = data
-        new, unchanged, changed = [], [], []
-        for entry in entries:
-            key = (entry.namespace, entry.id)
-            if key not in stored:
-                new.append(entry)
-                continue
-            old = json.loads(stored[key])  # type: ignore[index]
-            if entry.superseded_by is None and old.get("superseded_by"):
-                entry.superseded_by = old["superseded_by"]
-            mine = entry.to_dict()
-            mine["created_at"] = old.get("created_at")
-            if old == mine:
-                unchanged.append(entry.id)  # type: ignore[arg-type]
-            else:
-                changed.append(entry)
-        return new, unchanged, changed
+        return split_by_stored(entries, stored)
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
                keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> int:
         """Insert entries (vectors, analysed terms) in ONE transaction; see `SQLiteStore.upsert`."""
-        if vectors is not None and len(vectors) != len(entries):
-            raise EngramError(f"{len(entries)} entries but {len(vectors)} vectors")
-        if len(terms) != len(entries):
-            raise EngramError(f"{len(entries)} entries but {len(terms)} analysed term sets")
-        if any(e.namespace != namespace for e in entries):
-            raise EngramError("a write batch holds entries of one namespace")
+        check_batch(namespace, entries, vectors, terms)
         if vectors is not None and self._dim is not None:
             for i, vec in enumerate(vectors):
                 if np.shape(vec) != (self._dim,):
