@@ -183,3 +183,148 @@ def test_two_processes_writing_the_same_import(postgres_server: PostgresServer, 
         events = list(mem.store.iter_history(None))
         assert len(events) == 300 and {e["event"] for e in events} == {"ADD"}
         assert len({e["id"] for e in events}) == 300
+
+
+def _lexical_pair(tmp_path: Path, url: str, n: int = 1500) -> tuple[Any, Any]:
+    """The same `n` rows in a SQLite and a PostgreSQL store, written through `Store.upsert`:
+    far more rows match a common term than the SQL ranks (`bm25.candidates`), with lengths
+    and frequencies varied so that scores rarely tie. A third are chunks, added last, so the
+    best-scoring rows are facts; every 50th fact is superseded."""
+    from engramdb.store.open import open_store
+
+    rng = np.random.default_rng(5)
+    vocab = [f"w{i}" for i in range(300)]
+    rows = []
+    for i in range(n):
+        body = ["common"] * int(rng.integers(1, 4)) + list(rng.choice(vocab, size=int(rng.integers(2, 30))))
+        if i % 3 == 0:
+            body += ["rare"] * int(rng.integers(1, 3))
+        kind = "chunk" if i >= n * 2 // 3 else "fact"
+        entry = Entry(text=" ".join(body), id=f"r{i}", kind=kind,
+                      superseded_by="r0" if kind == "fact" and i % 50 == 49 else None).normalized("default")
+        rows.append((entry, EntryTerms(body=tuple(body), tags=("tagged",) if i % 4 == 0 else ())))
+    stores = []
+    for target in (str(tmp_path / "lex.db"), url):
+        store = open_store(target)
+        for start in range(0, n, 500):
+            chunk = rows[start:start + 500]
+            store.upsert("default", [e for e, _ in chunk], None, [t for _, t in chunk])
+        stores.append(store)
+    return stores[0], stores[1]
+
+
+def test_bm25_beyond_the_sql_candidates_equals_sqlite(postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """Thousands of rows match, so the database ranks them and only its best are re-scored:
+    the top k is still the SQLite store's, unfiltered, with a filter most rows pass and with
+    one that admits only the lowest-ranked third (widening, then ranking admitted rows only)."""
+    from engramdb.store.postgres import bm25
+
+    sqlite, postgres = _lexical_pair(tmp_path, postgres_server.new_database("lex"))
+    try:
+        assert postgres.count("default") > 10 * bm25.candidates(10)
+        for terms in (["common"], ["common", "rare"], ["rare", "w3", "common", "w7"], ["tagged", "common"]):
+            for filters in (Filters(), Filters.parse({"kind": "chunk"}), Filters.parse({"kind": "fact"})):
+                for k in (10, 50):
+                    a = _by_id_store(sqlite, sqlite.lexical(terms, k, "default", filters))
+                    b = _by_id_store(postgres, postgres.lexical(terms, k, "default", filters))
+                    assert len(a) == k and [i for i, _ in a] == [i for i, _ in b], (terms, filters, k)
+                    assert np.allclose([s for _, s in a], [s for _, s in b], rtol=0, atol=1e-6)
+            names = [("keyword", "w3")]
+            # symbolic (most names, then BM25) and dated/temporal need tags/times: symbolic here
+            a = _by_id_store(sqlite, sqlite.symbolic("x", terms, 10, "default", Filters(), names=names))
+            b = _by_id_store(postgres, postgres.symbolic("x", terms, 10, "default", Filters(), names=names))
+            assert [i for i, _ in a] == [i for i, _ in b]
+    finally:
+        sqlite.close()
+        postgres.close()
+
+
+def _by_id_store(store: Any, hits: list[tuple[int, float]]) -> list[tuple[str, float]]:
+    entries = store.fetch([r for r, _ in hits])
+    return [(entries[r].id, s) for r, s in hits]
+
+
+def test_a_store_with_the_old_postings_layout_is_upgraded_on_open(postgres_server: PostgresServer) -> None:
+    """A store written before postings carried namespace and row length, and before the
+    per-namespace row counts, opens (upgraded in place) and scores as before."""
+    from engramdb.store.open import open_store
+
+    url = postgres_server.new_database("old")
+    with Memory(url, embedder="minilm") as mem:
+        mem.add(_corpus())
+        before = [(h.entry.id, h.score) for h in mem.search("green tea", k=5, preset="lexical").hits]
+        with mem.store._write() as cur:  # back to the previous layout
+            cur.execute("ALTER TABLE postings DROP CONSTRAINT postings_pkey, DROP COLUMN namespace, DROP COLUMN len, "
+                        "ADD PRIMARY KEY (term, rowid)")
+            cur.execute("DROP TABLE namespace_rows")
+    store = open_store(url)
+    store.close()
+    with Memory(url, embedder="minilm") as mem:
+        after = [(h.entry.id, h.score) for h in mem.search("green tea", k=5, preset="lexical").hits]
+        with mem.store._read() as cur:
+            key = cur.execute("SELECT pg_get_indexdef('postings_pkey'::regclass)").fetchone()[0]
+            counted = cur.execute("SELECT rows FROM namespace_rows WHERE namespace = 'default'").fetchone()[0]
+        assert counted == mem.count() == len(_corpus())
+    assert before and after == before
+    assert "(namespace, term, rowid) INCLUDE (tf, len)" in key
+
+
+def _has_vector_index(store: Any) -> bool:
+    from engramdb.store.postgres.schema import SCHEMA, VECTOR_INDEX
+
+    with store._read() as cur:
+        return cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.{VECTOR_INDEX}",)).fetchone()[0] is not None
+
+
+def test_a_bulk_load_builds_the_vector_index_once_at_the_end(postgres_server: PostgresServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside `bulk_load` there is no HNSW index (searches are exact meanwhile), after it
+    there is one, also when the load fails; and a store left without one (a load killed
+    midway) gets it back on its next writable open."""
+    from engramdb.store.open import open_store
+
+    monkeypatch.setattr(pg_store, "BULK_MIN", 10)
+    store, vectors = _vector_store(postgres_server.new_database("bulk"), 50)
+    try:
+        assert _has_vector_index(store)
+        with store.bulk_load(100):
+            assert not _has_vector_index(store)
+            more = [Entry(text=f"more {i}", id=f"m{i}").normalized("default") for i in range(100)]
+            store.upsert("default", more, vectors[:1].repeat(100, axis=0),
+                         [EntryTerms(body=("more",), tags=()) for _ in more])
+            assert store.fetch([store.semantic(vectors[7], 1, "default", Filters())[0][0]]).popitem()[1].id == "r7"
+        assert _has_vector_index(store) and store.count(None) == 150
+        with pytest.raises(RuntimeError):
+            with store.bulk_load(1000):
+                raise RuntimeError("the load failed")
+        assert _has_vector_index(store)
+        with store.bulk_load(5):  # small loads keep the index as they go
+            assert _has_vector_index(store)
+        with store._write() as cur:
+            cur.execute("DROP INDEX entries_vec_hnsw")
+        url = store.url
+    finally:
+        store.close()
+    reopened = open_store(url)
+    try:
+        assert _has_vector_index(reopened)
+    finally:
+        reopened.close()
+
+
+def test_migrate_into_postgres_defers_the_vector_index(postgres_server: PostgresServer, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engram migrate` loads through `bulk_load`: a large copy into an empty database ends
+    with the HNSW index built and the same search results as the source."""
+    from engramdb.migrate import migrate
+
+    monkeypatch.setattr(pg_store, "BULK_MIN", 10)
+    source = str(tmp_path / "src.db")
+    with Memory(source, embedder="minilm") as mem:
+        mem.add(_corpus())
+        expected = [(h.entry.id, round(h.score, 6)) for h in mem.search("green tea", k=5).hits]
+    url = postgres_server.new_database("mig")
+    migrate(source, url)
+    with Memory(url, embedder="minilm") as mem:
+        assert _has_vector_index(mem.store)
+        assert [(h.entry.id, round(h.score, 6)) for h in mem.search("green tea", k=5).hits] == expected

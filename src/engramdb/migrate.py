@@ -105,14 +105,15 @@ def migrate_stores(source: Store, destination: Store, *, into_nonempty: bool = F
         if progress is not None:
             progress(done, total)
 
-    batch: list[Entry] = []
-    for entry in source.iter_entries(None):
-        if batch and (entry.namespace != batch[0].namespace or len(batch) >= batch_size):
+    with destination.bulk_load(total):
+        batch: list[Entry] = []
+        for entry in source.iter_entries(None):
+            if batch and (entry.namespace != batch[0].namespace or len(batch) >= batch_size):
+                flush(batch[0].namespace, batch)  # type: ignore[arg-type]
+                batch = []
+            batch.append(entry)
+        if batch:
             flush(batch[0].namespace, batch)  # type: ignore[arg-type]
-            batch = []
-        batch.append(entry)
-    if batch:
-        flush(batch[0].namespace, batch)  # type: ignore[arg-type]
 
     events: list[dict[str, Any]] = []
     for event in source.iter_history(None):

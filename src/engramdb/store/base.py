@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Protocol, Sequence
+from typing import Any, ContextManager, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -192,4 +192,8 @@ class Store(Protocol):
     def substring(self, patterns: Sequence[str], k: int, namespace: str | None,
                   filters: Filters) -> list[tuple[int, float]]: ...
     def stats(self) -> dict[str, Any]: ...
+    def bulk_load(self, rows: int) -> ContextManager[None]:
+        """Writes of about `rows` entries follow (a migrate, a large import): the backend
+        may defer index maintenance to the end. Searches stay correct meanwhile."""
+        ...
     def close(self) -> None: ...

@@ -9,6 +9,7 @@ here touches storage; the inputs are arrays of row ids, term statistics and time
   persons, entities, topic) counted `TAG_WEIGHT` of a body occurrence, with collection
   statistics current at query time. Per-row quantities are float32, as the in-memory
   index holds them; terms are summed in the order of their first occurrence in the query.
+  The top k: best first, equal scores by the lowest row id (`top_k`).
 * symbolic: how many of the query's (field, value) names a row is tagged with; ties by
   BM25 of the query among those rows, then the most recently added (highest row id).
 * temporal: the share of a row's period inside the window (an instant inside it is 1.0);
@@ -66,6 +67,19 @@ def length_norm(lengths: np.ndarray, avgdl: float) -> np.ndarray:
 def term_score(term_idf: float, tf: np.ndarray, norm: np.ndarray) -> np.ndarray:
     """One term's BM25 contribution for rows with frequencies `tf` and norms `norm`."""
     return term_idf * tf * (K1 + 1.0) / (tf + norm)
+
+
+def top_k(rowids: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the `k` best rows, best first; equal scores by the lowest rowid (at the
+    cut too, so every backend keeps the same rows). Linear in the rows, plus a sort of the
+    rows that score at least the k-th best."""
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    chosen = np.arange(len(scores))
+    if len(scores) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]  # the k-th best score
+        chosen = np.flatnonzero(scores >= kth)
+    return chosen[np.lexsort((rowids[chosen], -scores[chosen]))][:k]
 
 
 # -- symbolic ----------------------------------------------------------------------------

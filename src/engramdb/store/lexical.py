@@ -17,7 +17,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .channels import average_length, idf, length_norm, row_length, term_frequencies, term_score
+from .channels import average_length, idf, length_norm, row_length, term_frequencies, term_score, top_k
 from .rwlock import ReadWriteLock
 
 
@@ -187,12 +187,8 @@ class LexicalIndex:
         if len(positions) == 0:
             return []
         scores = acc[positions]
-        rowids = self.rows.arrays()[0]
-        if len(positions) > k:
-            top = np.argpartition(-scores, k - 1)[:k]
-            positions, scores = positions[top], scores[top]
-        order = np.lexsort((rowids[positions], -scores))
-        return [(int(rowids[positions[i]]), float(scores[i])) for i in order]
+        rowids = self.rows.arrays()[0][positions]
+        return [(int(rowids[i]), float(scores[i])) for i in top_k(rowids, scores, k)]
 
     def coverage(self, terms: list[str], rowids: list[int]) -> dict[int, int]:
         """How many of the distinct `terms` each row's text or tags contain (0 for unknown rows)."""

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, ContextManager, Iterable, Iterator, Sequence
 
 import apsw
 import numpy as np
@@ -480,6 +481,10 @@ class SQLiteStore:
         """Load the in-memory indexes now rather than on the first search."""
         self._mirrors.lexical()
         self._mirrors.vectors()
+
+    def bulk_load(self, rows: int) -> ContextManager[None]:
+        """Nothing to defer: the in-memory indexes are built when first searched."""
+        return nullcontext()
 
     def save_vector_snapshot(self) -> bool:
         """Persist the HNSW graph in the file (best effort; `Mirrors.save_snapshot`)."""

@@ -6,9 +6,14 @@ itself instead of in-process mirrors:
 * ``entries.vec`` (pgvector; typed ``vector(dim)`` and HNSW-indexed for cosine once the
   embedder is bound), ``entries.metadata`` (JSONB, GIN-indexed, for metadata filters),
   ``entries.lex_len`` (the row's BM25 length, `channels.row_length`);
-* ``postings`` (term, rowid, weighted tf) and ``terms`` (term, document frequency) and the
-  one-row ``lex_stats`` (rows, total length): the BM25 statistics, maintained in each
-  write transaction, from which the channels compute exactly the SQLite store's scores;
+* ``postings`` (namespace, term, rowid, weighted tf, the row's length; keyed so that a
+  term's postings in a namespace are one index-only scan), ``terms`` (term, document
+  frequency) and the one-row ``lex_stats`` (rows, total length): the BM25 statistics,
+  maintained in each write transaction, from which the channels compute exactly the
+  SQLite store's scores (`bm25`);
+* ``namespace_rows`` (namespace, rows): how many entries each namespace holds, kept in
+  each write transaction, so the semantic channel knows without counting whether a
+  namespace is small enough for an exact scan;
 * a ``pg_trgm`` GIN index over ``entries.text`` for the substring channel.
 
 Every write transaction first takes `WRITE_LOCK` (a transaction-level advisory lock), so
@@ -66,10 +71,12 @@ CREATE TABLE IF NOT EXISTS tags (
 );
 CREATE INDEX IF NOT EXISTS tags_rowid ON tags (rowid);
 CREATE TABLE IF NOT EXISTS postings (
+    namespace text NOT NULL,
     term text NOT NULL,
     rowid bigint NOT NULL REFERENCES entries (rowid) ON DELETE CASCADE,
     tf real NOT NULL,
-    PRIMARY KEY (term, rowid)
+    len real NOT NULL,
+    PRIMARY KEY (namespace, term, rowid) INCLUDE (tf, len)
 );
 CREATE INDEX IF NOT EXISTS postings_rowid ON postings (rowid);
 CREATE TABLE IF NOT EXISTS terms (term text PRIMARY KEY, df bigint NOT NULL);
@@ -77,6 +84,7 @@ CREATE TABLE IF NOT EXISTS lex_stats (
     id int PRIMARY KEY CHECK (id = 1), rows bigint NOT NULL, total_length double precision NOT NULL
 );
 INSERT INTO lex_stats (id, rows, total_length) VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING;
+CREATE TABLE IF NOT EXISTS namespace_rows (namespace text PRIMARY KEY, rows bigint NOT NULL);
 CREATE TABLE IF NOT EXISTS history (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     namespace text NOT NULL,
@@ -93,7 +101,42 @@ INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}'), ('w
 """
 
 
-def vector_ddl(dim: int) -> list[str]:
-    """Type the vector column and index it (HNSW, cosine), once the embedder is bound."""
-    return [f"ALTER TABLE entries ALTER COLUMN vec TYPE vector({int(dim)})",
-            "CREATE INDEX IF NOT EXISTS entries_vec_hnsw ON entries USING hnsw (vec vector_cosine_ops)"]
+def upgrade(cur) -> None:  # type: ignore[no-untyped-def]
+    """Bring a store made by an earlier version of this backend up to this layout, in the
+    caller's write transaction: postings without their namespace and row length, no
+    per-namespace row counts."""
+    upgrade_postings(cur)
+    if cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.namespace_rows",)).fetchone()[0] is None:
+        cur.execute("CREATE TABLE namespace_rows (namespace text PRIMARY KEY, rows bigint NOT NULL)")
+        cur.execute("INSERT INTO namespace_rows SELECT namespace, count(*) FROM entries GROUP BY namespace")
+
+
+def upgrade_postings(cur) -> bool:  # type: ignore[no-untyped-def]
+    """Postings gain their namespace and row length (index-only BM25 scans). Returns
+    whether anything changed."""
+    has_len = cur.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = %s AND "
+                          "table_name = 'postings' AND column_name = 'len'", (SCHEMA,)).fetchone()
+    if has_len is not None:
+        return False
+    cur.execute("ALTER TABLE postings ADD COLUMN namespace text, ADD COLUMN len real")
+    cur.execute("UPDATE postings p SET namespace = e.namespace, len = e.lex_len FROM entries e WHERE e.rowid = p.rowid")
+    cur.execute("ALTER TABLE postings ALTER COLUMN namespace SET NOT NULL, ALTER COLUMN len SET NOT NULL, "
+                "DROP CONSTRAINT postings_pkey, ADD PRIMARY KEY (namespace, term, rowid) INCLUDE (tf, len)")
+    return True
+
+
+VECTOR_INDEX = "entries_vec_hnsw"
+VECTOR_INDEX_DDL = f"CREATE INDEX IF NOT EXISTS {VECTOR_INDEX} ON entries USING hnsw (vec vector_cosine_ops)"
+
+
+def vector_ddl(dim: int) -> str:
+    """Type the vector column once the embedder is bound (then it is indexed: `VECTOR_INDEX_DDL`)."""
+    return f"ALTER TABLE entries ALTER COLUMN vec TYPE vector({int(dim)})"
+
+
+def index_build_memory(rows: int, dim: int) -> str:
+    """``maintenance_work_mem`` for building the HNSW index over `rows` vectors: pgvector
+    builds far faster while the graph fits in it (about 4 bytes per dimension plus the
+    neighbour lists per row, with headroom), capped at 4 GB."""
+    need = int(rows * (4 * dim + 400) * 1.5) // (1 << 20) + 64
+    return f"{min(4096, max(64, need))}MB"

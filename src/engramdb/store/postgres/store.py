@@ -27,22 +27,23 @@ import numpy as np
 import psycopg
 from psycopg import IsolationLevel
 from psycopg.pq import TransactionStatus
-from psycopg.types.json import Jsonb
 
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, Source, timestamp_epoch, utc_now
 from ..base import SCHEMA_VERSION, EntryTerms, Filters
 from ..batches import check_batch, ids_by_namespace, split_by_stored
-from ..channels import (
-    NAME_FIELDS, average_length, idf, length_norm, name_tags, overlap_share, rank_dated, rank_symbolic,
-    rank_temporal, row_length, term_frequencies, term_score,
-)
+from ..channels import NAME_FIELDS, name_tags, row_length, term_frequencies
 from ..gazetteer import Gazetteer
 from ..open import redact
 from .errors import map_pg_error, translate_pg_errors
 from .filters import where_clause
-from .schema import DDL, SCHEMA, WRITE_LOCK, vector_ddl
+from . import bm25
+from .postings import PostingsCache
+from .schema import (
+    DDL, SCHEMA, VECTOR_INDEX, VECTOR_INDEX_DDL, WRITE_LOCK, index_build_memory, upgrade, vector_ddl,
+)
 
+BULK_MIN = 50_000  # a bulk load of fewer rows keeps the HNSW index as it goes
 EXACT_MAX = 40_000  # semantic searches over at most this many admitted rows are exact scans
 RESCORE_FACTOR = 4  # HNSW candidates fetched (and re-scored exactly) per requested result
 _UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
@@ -58,8 +59,25 @@ def _vec_param(vector: Any) -> list[float]:
     return np.ascontiguousarray(vector, dtype=np.float32).tolist()
 
 
+def _vector(data: bytes) -> np.ndarray:
+    """A pgvector value in its binary form (dimension, unused, big-endian float32s); reading
+    it is many times cheaper than parsing its text or a ``real[]``."""
+    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+
+
 def _like_escape(pattern: str) -> str:
     return "%" + pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+_STAGED_COLUMNS = ("id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, session_id, "
+                   "turn_id, speaker, data, metadata, created_at, expires_at, superseded_by, lex_len, vec")
+_STAGED = "ord, " + _STAGED_COLUMNS
+_STAGED_SELECT = _STAGED_COLUMNS.replace("metadata", "metadata::jsonb").replace(", vec", ", vec::vector")
+# The rows of one write batch before they are inserted (a temporary table of the session).
+_STAGING_DDL = ("CREATE TEMP TABLE IF NOT EXISTS engram_staging (ord int, id text, namespace text, kind text, "
+                "text text, timestamp text, ts float8, ts_end float8, location text, topic text, doc_id text, "
+                "path text, session_id text, turn_id text, speaker text, data text, metadata text, created_at text, "
+                "expires_at float8, superseded_by text, lex_len real, vec text) ON COMMIT DELETE ROWS")
 
 
 @translate_pg_errors
@@ -80,6 +98,8 @@ class PostgresStore:
         self._writer: psycopg.Connection | None = None
         self._closed = False
         self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
+        self._defer_index = False  # inside `bulk_load`: the HNSW index is built at its end
+        self._postings = PostingsCache()  # the postings and tag lists searches read (`postings`)
         try:
             self._open()
         except psycopg.Error as exc:
@@ -123,14 +143,15 @@ class PostgresStore:
             self._writer = None
 
     @contextmanager
-    def _read(self) -> Iterator[psycopg.Cursor]:
-        """A cursor in one read-only snapshot (nested calls join it)."""
+    def _read(self, binary: bool = False) -> Iterator[psycopg.Cursor]:
+        """A cursor in one read-only snapshot (nested calls join it); `binary` results come
+        in PostgreSQL's binary form (vectors as bytes: `_vector`)."""
         conn = self._reader_conn()
         if conn.info.transaction_status != TransactionStatus.IDLE:
-            yield conn.cursor()
+            yield conn.cursor(binary=binary)
             return
         with conn.transaction():
-            yield conn.cursor()
+            yield conn.cursor(binary=binary)
 
     @contextmanager
     def _write(self, timeout_ms: int | None = None) -> Iterator[psycopg.Cursor]:
@@ -187,9 +208,47 @@ class PostgresStore:
                         if cur.execute("SELECT 1 FROM pg_extension WHERE extname = %s", (extension,)).fetchone() is None:
                             cur.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
                     cur.execute(DDL)
+                upgrade(cur)
         self.embedder_name = self._meta("embedder")
         dim = self._meta("dim")
         self._dim: int | None = int(dim) if dim else None
+        if not self.read_only and self._dim is not None:
+            self._build_vector_index()  # missing only after a bulk load was interrupted
+
+    # -- bulk loads ----------------------------------------------------------------------
+    @contextmanager
+    def bulk_load(self, rows: int) -> Iterator[None]:
+        """Writes of about `rows` entries follow. When they at least double the store (and
+        are many), the HNSW index is dropped first and built once at the end, as pgvector
+        advises: inserting into the graph row by row is the slowest part of a large load.
+        Searches meanwhile use exact scans (correct, slower); if the load is interrupted, the
+        next writable open builds the index."""
+        if self.read_only or rows < BULK_MIN or rows < self.count(None):
+            yield
+            return
+        self._defer_index = True
+        try:
+            if self._dim is not None:
+                with self._write() as cur:
+                    cur.execute(f"DROP INDEX IF EXISTS {VECTOR_INDEX}")
+            yield
+        finally:
+            self._defer_index = False
+            if self._dim is not None:
+                self._build_vector_index()
+
+    @staticmethod
+    def _has_vector_index(cur: psycopg.Cursor) -> bool:
+        return cur.execute("SELECT to_regclass(%s)::text", (f"{SCHEMA}.{VECTOR_INDEX}",)).fetchone()[0] is not None
+
+    def _build_vector_index(self) -> None:
+        with self._read() as cur:
+            if self._has_vector_index(cur):
+                return
+        rows = self.count(None)
+        with self._write() as cur:
+            cur.execute(f"SET LOCAL maintenance_work_mem = '{index_build_memory(rows, self._dim or 1)}'")
+            cur.execute(VECTOR_INDEX_DDL)
 
     def _meta(self, key: str) -> str | None:
         with self._read() as cur:
@@ -218,8 +277,9 @@ class PostgresStore:
                 stored = None if row is None else row[0]
                 if stored is None:
                     cur.execute("INSERT INTO meta (key, value) VALUES ('embedder', %s), ('dim', %s)", (name, str(dim)))
-                    for sql in vector_ddl(dim):
-                        cur.execute(sql)
+                    cur.execute(vector_ddl(dim))
+                    if not self._defer_index:
+                        cur.execute(VECTOR_INDEX_DDL)
                     stored = name
         if stored != name:
             raise ModelMismatchError(
@@ -262,51 +322,61 @@ class PostgresStore:
                 for entry_id, old in gone.items():
                     self._log(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = self._delete_ids(cur, namespace, list(replace)) if replace else {}
+            # Bulk: the rows are copied into a staging table and inserted by one statement
+            # (rowids in input order); tags, postings and history are copied in. Round trips
+            # per batch, not per entry.
+            counts = [term_frequencies(t.body, t.tags) for t in terms]
+            datas = [json.dumps(e.to_dict(), ensure_ascii=False) for e in entries]
+            cur.execute(_STAGING_DDL)
+            with cur.copy(f"COPY engram_staging ({_STAGED}) FROM STDIN") as copy:
+                for i, entry in enumerate(entries):
+                    entry.created_at = entry.created_at or now
+                    src = entry.source
+                    # repr of the float list is the vector's text form, exact for float32
+                    vec = repr(np.asarray(vectors[i], dtype=np.float32).tolist()) if vectors is not None else None
+                    copy.write_row((i, entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp,
+                                    timestamp_epoch(entry.timestamp), timestamp_epoch(entry.timestamp_end),
+                                    entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id,
+                                    src.speaker, datas[i], json.dumps(entry.metadata or {}, ensure_ascii=False),
+                                    entry.created_at, timestamp_epoch(entry.expires_at), entry.superseded_by,
+                                    row_length(counts[i]), vec))
+            inserted = dict(cur.execute(
+                f"INSERT INTO entries ({_STAGED_COLUMNS}) SELECT {_STAGED_SELECT} FROM engram_staging ORDER BY ord "
+                "ON CONFLICT (namespace, id) DO NOTHING RETURNING id, rowid").fetchall())
             tags: list[tuple[str, str, int]] = []
-            postings: list[tuple[str, int, float]] = []
+            postings: list[tuple[str, str, int, float, float]] = []
+            events: list[tuple[str, str | None, str, str, str | None, str | None, str]] = []
             df: Counter[str] = Counter()
             added_rows, added_length = 0, 0.0
             for i, entry in enumerate(entries):
-                entry.created_at = entry.created_at or now
-                src = entry.source
-                data = json.dumps(entry.to_dict(), ensure_ascii=False)
-                counts = term_frequencies(terms[i].body, terms[i].tags)
-                length = row_length(counts)
-                vec = _vec_param(vectors[i]) if vectors is not None else None
-                row = cur.execute(
-                    "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, "
-                    "path, session_id, turn_id, speaker, data, metadata, created_at, expires_at, superseded_by, "
-                    "lex_len, vec) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
-                    "%s::real[]::vector) ON CONFLICT (namespace, id) DO NOTHING RETURNING rowid",
-                    (entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp,
-                     timestamp_epoch(entry.timestamp), timestamp_epoch(entry.timestamp_end), entry.location,
-                     entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker, data,
-                     Jsonb(entry.metadata or {}), entry.created_at, timestamp_epoch(entry.expires_at),
-                     entry.superseded_by, length, vec)).fetchone()
-                if row is None:
+                rowid = inserted.pop(entry.id, None)  # type: ignore[arg-type]
+                if rowid is None:
                     continue  # another writer stored the same entry since `classify`: idempotent
-                rowid = int(row[0])
                 old = replaced.pop(entry.id, None)  # type: ignore[arg-type]
                 if log:
-                    self._log(cur, namespace, entry.id, "ADD" if old is None else "UPDATE", old, data, actor, now)
+                    events.append((namespace, entry.id, "ADD" if old is None else "UPDATE", now, actor, old, datas[i]))
+                length = row_length(counts[i])
                 tags += [(f, v, rowid) for f, v in name_tags(entry)]
-                postings += [(term, rowid, tf) for term, tf in counts.items()]
-                df.update(counts.keys())
+                postings += [(namespace, term, rowid, tf, length) for term, tf in counts[i].items()]
+                df.update(counts[i].keys())
                 added_rows += 1
                 added_length += length
-            if tags:
-                cur.executemany("INSERT INTO tags (field, value, rowid) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                                tags)
-            if postings:
-                with cur.copy("COPY postings (term, rowid, tf) FROM STDIN") as copy:
-                    for item in postings:
-                        copy.write_row(item)
+            for sql, rows in (("COPY tags (field, value, rowid) FROM STDIN", tags),
+                              ("COPY postings (namespace, term, rowid, tf, len) FROM STDIN", postings),
+                              ("COPY history (namespace, entry_id, event, at, actor, old, new) FROM STDIN", events)):
+                if rows:
+                    with cur.copy(sql) as copy:
+                        for row in rows:
+                            copy.write_row(row)
+            if df:
                 cur.execute("INSERT INTO terms (term, df) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
                             "ON CONFLICT (term) DO UPDATE SET df = terms.df + EXCLUDED.df",
                             (list(df.keys()), list(df.values())))
             if added_rows:
                 cur.execute("UPDATE lex_stats SET rows = rows + %s, total_length = total_length + %s",
                             (added_rows, added_length))
+                cur.execute("INSERT INTO namespace_rows (namespace, rows) VALUES (%s, %s) ON CONFLICT (namespace) "
+                            "DO UPDATE SET rows = namespace_rows.rows + EXCLUDED.rows", (namespace, added_rows))
             for entry_id, old in replaced.items():
                 self._log(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'write_seq'")
@@ -333,6 +403,7 @@ class PostgresStore:
         cur.execute("DELETE FROM terms WHERE df <= 0")
         # The SQLite store re-sums the lengths after a delete; so do we (no drift).
         cur.execute("DELETE FROM entries WHERE rowid = ANY(%s)", (rowids,))
+        cur.execute("UPDATE namespace_rows SET rows = rows - %s WHERE namespace = %s", (len(rowids), namespace))
         cur.execute("UPDATE lex_stats SET rows = s.n, total_length = s.total FROM "
                     "(SELECT count(*) AS n, coalesce(sum(lex_len::float8), 0) AS total FROM entries) s")
         cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key IN ('write_seq', 'delete_seq')")
@@ -371,12 +442,12 @@ class PostgresStore:
 
     def stored_vectors(self, namespace: str, texts: dict[str, str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        with self._read() as cur:
+        with self._read(binary=True) as cur:
             for entry_id, text, vec in cur.execute(
-                    "SELECT id, text, vec::real[] FROM entries WHERE namespace = %s AND id = ANY(%s) "
+                    "SELECT id, text, vec FROM entries WHERE namespace = %s AND id = ANY(%s) "
                     "AND vec IS NOT NULL", (namespace, list(texts))):
                 if texts.get(entry_id) == text:
-                    out[entry_id] = np.asarray(vec, dtype=np.float32)
+                    out[entry_id] = _vector(vec)
         return out
 
     def history(self, namespace: str, entry_id: str) -> list[dict[str, Any]]:
@@ -454,70 +525,14 @@ class PostgresStore:
         with self._read() as cur:
             return int(cur.execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0])
 
-    # -- BM25 from the database's statistics -----------------------------------------------
-    def _bm25(self, cur: psycopg.Cursor, terms: Sequence[str], where: str, params: list[Any],
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """(rowids ascending, float32 BM25) of the admitted rows matching any term: the same
-        float32 arithmetic, term order and statistics as `lexical.LexicalIndex`."""
-        order = list(dict.fromkeys(terms))
-        n, total = cur.execute("SELECT rows, total_length FROM lex_stats WHERE id = 1").fetchone()
-        n = int(n)
-        if n == 0 or not order:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        dfs = dict(cur.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (order,)).fetchall())
-        rows = cur.execute(f"SELECT p.term, p.rowid, p.tf, e.lex_len FROM postings p JOIN entries e "
-                           f"ON e.rowid = p.rowid WHERE p.term = ANY(%s) AND {where}", [order, *params]).fetchall()
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        row_terms = [r[0] for r in rows]
-        row_ids = np.array([r[1] for r in rows], dtype=np.int64)
-        tf = np.array([r[2] for r in rows], dtype=np.float32)
-        lengths = np.array([r[3] for r in rows], dtype=np.float32)
-        rowids, index = np.unique(row_ids, return_inverse=True)
-        avgdl = average_length(float(total), n)
-        acc = np.zeros(len(rowids), dtype=np.float32)
-        norm = np.zeros(len(rowids), dtype=np.float32)
-        norm[index] = length_norm(lengths, avgdl)
-        by_term: dict[str, list[int]] = {}
-        for i, term in enumerate(row_terms):
-            by_term.setdefault(term, []).append(i)
-        for term in order:
-            hits = by_term.get(term)
-            if not hits or term not in dfs:
-                continue
-            at = np.array(hits, dtype=np.int64)
-            positions = index[at]
-            acc[positions] += term_score(idf(n, int(dfs[term])), tf[at], norm[positions])
-        return rowids, acc
-
-    def _bm25_of(self, cur: psycopg.Cursor, terms: Sequence[str], rowids: np.ndarray) -> np.ndarray:
-        """BM25 (float32) of the query for these rows, 0 where none matches."""
-        out = np.zeros(len(rowids), dtype=np.float32)
-        if not terms or len(rowids) == 0:
-            return out
-        found, scores = self._bm25(cur, terms, "e.rowid = ANY(%s)", [[int(r) for r in rowids]])
-        if len(found):
-            where = {int(r): s for r, s in zip(found, scores)}
-            out[:] = [where.get(int(r), 0.0) for r in rowids]
-        return out
-
-    # -- channels ------------------------------------------------------------------------
+    # -- channels (BM25 ranked by the database, scored exactly: `bm25`) -----------------
     def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
         """BM25 over analysed text and tags among the rows the filters admit."""
         if not terms or k <= 0:
             return []
         where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            rowids, scores = self._bm25(cur, terms, where, params)
-        keep = np.flatnonzero(scores)
-        rowids, scores = rowids[keep], scores[keep]
-        if len(rowids) == 0:
-            return []
-        if len(rowids) > k:  # the in-memory index's cut, on the same arrays in the same order
-            top = np.argpartition(-scores, k - 1)[:k]
-            rowids, scores = rowids[top], scores[top]
-        order = np.lexsort((rowids, -scores))
-        return [(int(rowids[i]), float(scores[i])) for i in order]
+            return bm25.lexical(cur, self._postings, self._seqs()[1], terms, k, namespace, where, params)
 
     def term_coverage(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, int]:
         distinct = list(dict.fromkeys(terms))
@@ -541,30 +556,36 @@ class PostgresStore:
         where += " AND e.vec IS NOT NULL"
         q = query.tolist()
         fetch = k * RESCORE_FACTOR
-        with self._read() as cur:
-            total = int(cur.execute("SELECT rows FROM lex_stats WHERE id = 1").fetchone()[0])
-            admitted = total
-            if total > EXACT_MAX:
+        with self._read(binary=True) as cur:
+            # Whether few enough rows are admitted for an exact scan: the namespace's row
+            # count bounds it (kept by every write); only a filter beyond the lifecycle view
+            # can make a large namespace's admitted rows few, and then they are counted.
+            if namespace is None:
+                admitted = int(cur.execute("SELECT rows FROM lex_stats WHERE id = 1").fetchone()[0])
+            else:
+                row = cur.execute("SELECT rows FROM namespace_rows WHERE namespace = %s", (namespace,)).fetchone()
+                admitted = int(row[0]) if row else 0
+            if admitted > EXACT_MAX and not filters.matching_only().is_empty():
                 admitted = int(cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries e WHERE {where} LIMIT %s) s",
                                            [*params, EXACT_MAX + 1]).fetchone()[0])
             rows = None
-            if admitted > EXACT_MAX:
+            if admitted > EXACT_MAX and self._has_vector_index(cur):
                 cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 cur.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, fetch))}")
                 rows = cur.execute(
-                    f"SELECT rowid, vec::real[] FROM (SELECT e.rowid, e.vec, e.vec <=> %s::real[]::vector AS d "
+                    f"SELECT rowid, vec FROM (SELECT e.rowid, e.vec, e.vec <=> %s::real[]::vector AS d "
                     f"FROM entries e WHERE {where} ORDER BY d LIMIT %s) s", [q, *params, fetch]).fetchall()
                 if len(rows) < min(fetch, admitted):
                     rows = None
             if rows is None:  # exact: "+ 0" keeps the planner off the (approximate) index
                 rows = cur.execute(
-                    f"SELECT e.rowid, e.vec::real[] FROM entries e WHERE {where} "
+                    f"SELECT e.rowid, e.vec FROM entries e WHERE {where} "
                     "ORDER BY (e.vec <=> %s::real[]::vector) + 0, e.rowid LIMIT %s", [*params, q, fetch]).fetchall()
         if not rows:
             return []
         rows.sort(key=lambda r: r[0])
         rowids = np.array([r[0] for r in rows], dtype=np.int64)
-        matrix = np.array([r[1] for r in rows], dtype=np.float32)
+        matrix = np.stack([_vector(r[1]) for r in rows])
         scores = np.einsum("ij,j->i", matrix, query)
         order = np.lexsort((rowids, -scores))[:k]
         return [(int(rowids[i]), float(scores[i])) for i in order]
@@ -576,22 +597,9 @@ class PostgresStore:
             names = self._names.match(namespace, query)
         if not names:
             return []
-        counts: Counter[int] = Counter()
         where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            for field_name, value in names:
-                counts.update(int(r) for (r,) in cur.execute(
-                    "SELECT rowid FROM tags WHERE field = %s AND value = %s", (field_name, value)))
-            if not counts:
-                return []
-            admitted = {int(r) for (r,) in cur.execute(
-                f"SELECT e.rowid FROM entries e WHERE e.rowid = ANY(%s) AND {where}", [list(counts), *params])}
-            rowids = np.array([r for r in counts if r in admitted], dtype=np.int64)
-            if len(rowids) == 0:
-                return []
-            n = np.array([counts[int(r)] for r in rowids], dtype=np.float64)
-            lexical = self._bm25_of(cur, terms, rowids) if terms else np.zeros(len(rowids))
-        return rank_symbolic(rowids, n, lexical, k)
+            return bm25.symbolic(cur, self._postings, self._seqs()[1], names, terms, k, namespace, where, params)
 
     def match_names(self, namespace: str | None, text: str) -> list[tuple[str, str]]:
         return self._names.match(namespace, text)
@@ -629,9 +637,9 @@ class PostgresStore:
         out = np.zeros((len(rowids), self._dim), dtype=np.float32)
         if not rowids:
             return out
-        with self._read() as cur:
-            found = {int(r): v for r, v in cur.execute(
-                "SELECT rowid, vec::real[] FROM entries WHERE rowid = ANY(%s) AND vec IS NOT NULL",
+        with self._read(binary=True) as cur:
+            found = {int(r): _vector(v) for r, v in cur.execute(
+                "SELECT rowid, vec FROM entries WHERE rowid = ANY(%s) AND vec IS NOT NULL",
                 ([int(r) for r in rowids],))}
         for i, rowid in enumerate(rowids):
             if int(rowid) in found:
@@ -642,23 +650,9 @@ class PostgresStore:
                  filters: Filters) -> list[tuple[int, float]]:
         """Entries whose time overlaps ``[start, end)``, most overlap first (`channels`)."""
         where, params = where_clause(namespace, filters)
-        overlap = "coalesce(e.ts_end, e.ts) >= %s AND (e.ts_end IS NULL OR e.ts_end > %s)"
         with self._read() as cur:
-            rows = cur.execute(
-                f"SELECT e.rowid, e.ts, e.ts_end FROM entries e WHERE {where} AND e.ts >= %s AND e.ts < %s AND {overlap} "
-                f"UNION ALL SELECT e.rowid, e.ts, e.ts_end FROM entries e WHERE {where} AND e.ts_end IS NOT NULL "
-                f"AND e.ts_end > %s AND e.ts < %s AND {overlap}",
-                params + [start, end, start, start] + params + [start, start, start, start]).fetchall()
-            if not rows:
-                return []
-            rowids = np.array([r[0] for r in rows], dtype=np.int64)
-            lexical = np.zeros(len(rowids))
-            if terms:
-                lexical[:] = self._bm25_of(cur, terms, rowids)
-        begin = np.array([r[1] for r in rows], dtype=np.float64)
-        finish = np.array([r[2] if r[2] is not None else r[1] for r in rows], dtype=np.float64)
-        share = overlap_share(begin, finish, start, end)
-        return rank_temporal(rowids, begin, share, lexical, k)
+            return bm25.temporal(cur, self._postings, self._seqs()[1], start, end, terms, k, namespace, where,
+                                 params)
 
     def dated(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
         """Entries that state a period, by BM25 of the query among them (`channels`)."""
@@ -666,13 +660,7 @@ class PostgresStore:
             return []
         where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            rowids = np.array([r for (r,) in cur.execute(
-                f"SELECT e.rowid FROM entries e WHERE {where} AND e.ts_end IS NOT NULL ORDER BY e.rowid", params)],
-                dtype=np.int64)
-            if len(rowids) == 0:
-                return []
-            scores = self._bm25_of(cur, terms, rowids)
-        return rank_dated(rowids, scores, k)
+            return bm25.dated(cur, self._postings, self._seqs()[1], terms, k, namespace, where, params)
 
     def newest_timestamp(self, namespace: str | None) -> str | None:
         """The namespace's latest time (non-fact entries first), cached per write sequence."""

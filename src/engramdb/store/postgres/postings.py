@@ -1,0 +1,132 @@
+"""A process's copy of the postings and tag lists its searches use, read from the database
+and brought up to date by reading only what was added since.
+
+Why: at a million entries a common query term has tens of thousands of postings; reading
+them on every search, or aggregating them in SQL, costs far more than scoring them with
+numpy. The database stays the only truth; this is a cache of its immutable rows:
+
+* a row never changes (a changed entry is a new row) and rowids only grow, committed in
+  order (writers hold the store's advisory lock), so a list read up to rowid R is extended
+  by reading its rows above R — one index range scan of the primary key per search;
+* a delete anywhere (the store's ``delete_seq`` moves) drops the whole cache, as the SQLite
+  store's mirrors reload; a row invisible to a search's snapshot is dropped by that
+  search's filter check, so a list a newer snapshot extended is still right;
+* at most `MAX_POSTINGS` rows are kept, the least recently used lists evicted first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import psycopg
+
+MAX_POSTINGS = 20_000_000  # ~16 bytes each: ~320 MB at most
+
+
+@dataclass
+class PostingList:
+    """One term's postings in one namespace (or one tag's rows), ascending by rowid."""
+
+    rowids: np.ndarray  # int64
+    tf: np.ndarray  # float32 (weighted term frequency; empty for a tag list)
+    length: np.ndarray  # float32 (the row's BM25 length; empty for a tag list)
+
+    @property
+    def last(self) -> int:
+        return int(self.rowids[-1]) if len(self.rowids) else 0
+
+    def extended(self, rowids: list[int], tf: list[float], length: list[float]) -> "PostingList":
+        if not rowids:
+            return self
+        return PostingList(np.concatenate([self.rowids, np.array(rowids, dtype=np.int64)]),
+                           np.concatenate([self.tf, np.array(tf, dtype=np.float32)]),
+                           np.concatenate([self.length, np.array(length, dtype=np.float32)]))
+
+
+_EMPTY = PostingList(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32))
+
+
+class PostingsCache:
+    """Thread-safe; one per `PostingsStore`."""
+
+    def __init__(self, max_postings: int = MAX_POSTINGS) -> None:
+        self.max_postings = max_postings
+        self._lists: OrderedDict[tuple[str, str | None, str], PostingList] = OrderedDict()
+        self._size = 0
+        self._delete_seq: int | None = None
+        self._lock = threading.Lock()
+
+    def _check(self, delete_seq: int) -> None:
+        if self._delete_seq != delete_seq:
+            self._lists.clear()
+            self._size = 0
+            self._delete_seq = delete_seq
+
+    def _put(self, key: tuple[str, str | None, str], value: PostingList) -> None:
+        old = self._lists.pop(key, None)
+        self._size += len(value.rowids) - (len(old.rowids) if old is not None else 0)
+        self._lists[key] = value
+        while self._size > self.max_postings and len(self._lists) > 1:
+            _, evicted = self._lists.popitem(last=False)
+            self._size -= len(evicted.rowids)
+
+    def _bases(self, delete_seq: int, keys: list[tuple[str, str | None, str]]) -> list[PostingList]:
+        with self._lock:
+            self._check(delete_seq)
+            return [self._lists.get(key, _EMPTY) for key in keys]
+
+    def _cacheable(self, delete_seq: int) -> bool:
+        return self._delete_seq == delete_seq  # no delete since the bases were taken
+
+    def terms(self, cur: psycopg.Cursor, delete_seq: int, namespace: str | None,
+              terms: Sequence[str]) -> dict[str, PostingList]:
+        """The postings of `terms` in `namespace` (None: every namespace), up to date with the
+        cursor's snapshot."""
+        keys: list[tuple[str, str | None, str]] = [("term", namespace, t) for t in terms]
+        bases = self._bases(delete_seq, keys)
+        scope, params = ("p.namespace = %s AND ", [namespace]) if namespace is not None else ("", [])
+        rows = cur.execute(
+            "SELECT p.term, p.rowid, p.tf, p.len FROM postings p JOIN unnest(%s::text[], %s::int8[]) AS "
+            f"w(term, after) ON p.term = w.term AND p.rowid > w.after WHERE {scope}true ORDER BY p.term, p.rowid",
+            [list(terms), [b.last for b in bases], *params]).fetchall()
+        return self._merge(keys, bases, rows, delete_seq)
+
+    def tags(self, cur: psycopg.Cursor, delete_seq: int, names: Sequence[tuple[str, str]]) -> dict[str, PostingList]:
+        """The rows tagged with each (field, value), keyed ``field\\x00value``."""
+        keys: list[tuple[str, str | None, str]] = [("tag", f, v) for f, v in names]
+        bases = self._bases(delete_seq, keys)
+        rows = cur.execute(
+            "SELECT t.field, t.value, t.rowid FROM tags t JOIN unnest(%s::text[], %s::text[], %s::int8[]) "
+            "AS w(field, value, after) ON t.field = w.field AND t.value = w.value AND t.rowid > w.after "
+            "ORDER BY 1, 2, t.rowid", [[f for f, _ in names], [v for _, v in names], [b.last for b in bases]]).fetchall()
+        return self._merge(keys, bases, [(f"{f}\x00{v}", r, 0.0, 0.0) for f, v, r in rows], delete_seq)
+
+    def _merge(self, keys: list[tuple[str, str | None, str]], bases: list[PostingList],
+               rows: list[tuple], delete_seq: int) -> dict[str, PostingList]:
+        """Each base list extended by its new rows. Bases are immutable, so the result is
+        right for this search whatever other threads did meanwhile; it is cached unless a
+        longer list already is."""
+        grouped: dict[str, tuple[list[int], list[float], list[float]]] = {}
+        for name, rowid, tf, length in rows:
+            group = grouped.setdefault(name, ([], [], []))
+            group[0].append(rowid)
+            group[1].append(tf)
+            group[2].append(length)
+        out: dict[str, PostingList] = {}
+        for key, base in zip(keys, bases):
+            name = key[2] if key[0] == "term" else f"{key[1]}\x00{key[2]}"
+            new = grouped.get(name)
+            out[name] = base.extended(*new) if new else base
+        with self._lock:
+            if not self._cacheable(delete_seq):
+                return out
+            for key, base in zip(keys, bases):
+                name = key[2] if key[0] == "term" else f"{key[1]}\x00{key[2]}"
+                current = self._lists.get(key)
+                if current is None or current is base or current.last < out[name].last:
+                    self._put(key, out[name])
+        return out
