@@ -140,8 +140,11 @@ def search(db: str, n_queries: int, presets: list[str], embedder: str) -> dict[s
         out: dict[str, Any] = {"cold_open_first_search_s": round(first_s, 2), "model_load_s": round(model_s, 2),
                                "rss_after_open_mb": round(open_rss, 0), "presets": {}}
         for preset in presets:
-            timings: dict[str, list[float]] = {"short": [], "dialogue": []}
-            for name, qs in (("short", queries), ("dialogue", dialogues)):
+            # Each query set twice: the first pass pays for first reads (PostgreSQL's postings
+            # cache, pages not yet in memory), the second is a long-running service's state.
+            timings: dict[str, list[float]] = {"short": [], "dialogue": [], "short_again": [], "dialogue_again": []}
+            for name, qs in (("short", queries), ("dialogue", dialogues), ("short_again", queries),
+                             ("dialogue_again", dialogues)):
                 for q in qs[:10]:
                     mem.search(q, k=10, preset=preset)
                 for q in qs:

@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS entries (
     UNIQUE (namespace, id)
 );
 CREATE INDEX IF NOT EXISTS entries_ns_kind ON entries (namespace, kind);
-CREATE INDEX IF NOT EXISTS entries_ns_ts ON entries (namespace, ts);
+CREATE INDEX IF NOT EXISTS entries_ns_ts ON entries (namespace, ts) INCLUDE (rowid, ts_end, superseded_by, expires_at);
 CREATE INDEX IF NOT EXISTS entries_ns_doc ON entries (namespace, doc_id);
 CREATE INDEX IF NOT EXISTS entries_ns_path ON entries (namespace, path);
 CREATE INDEX IF NOT EXISTS entries_ns_session ON entries (namespace, session_id);
@@ -103,9 +103,14 @@ INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}'), ('w
 
 def upgrade(cur) -> None:  # type: ignore[no-untyped-def]
     """Bring a store made by an earlier version of this backend up to this layout, in the
-    caller's write transaction: postings without their namespace and row length, no
-    per-namespace row counts."""
+    caller's write transaction: postings without their namespace and row length, a time
+    index that does not cover the lifecycle columns, no per-namespace row counts."""
     upgrade_postings(cur)
+    covering = cur.execute("SELECT pg_get_indexdef(to_regclass(%s))", (f"{SCHEMA}.entries_ns_ts",)).fetchone()[0]
+    if covering is not None and "INCLUDE" not in covering:  # the temporal channel's window: index-only
+        cur.execute("DROP INDEX entries_ns_ts")
+        cur.execute("CREATE INDEX entries_ns_ts ON entries (namespace, ts) "
+                    "INCLUDE (rowid, ts_end, superseded_by, expires_at)")
     if cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.namespace_rows",)).fetchone()[0] is None:
         cur.execute("CREATE TABLE namespace_rows (namespace text PRIMARY KEY, rows bigint NOT NULL)")
         cur.execute("INSERT INTO namespace_rows SELECT namespace, count(*) FROM entries GROUP BY namespace")
