@@ -100,6 +100,8 @@ class PostgresStore:
         self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
         self._defer_index = False  # inside `bulk_load`: the HNSW index is built at its end
         self._postings = PostingsCache()  # the postings and tag lists searches read (`postings`)
+        self._generation = 0  # bumped when a connection is found lost (`_forget_broken`)
+        self._writer_generation = 0
         try:
             self._open()
         except psycopg.Error as exc:
@@ -122,23 +124,45 @@ class PostgresStore:
 
     def _reader_conn(self) -> psycopg.Connection:
         conn = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "generation", 0) != self._generation:
+            self._local.conn = None  # a connection was lost since this one was opened: so is it, likely
+            try:
+                conn.close()
+            except psycopg.Error:
+                pass
+            conn = None
         if conn is None or conn.closed:
             conn = self._local.conn = self._connect(reader=True)
+            self._local.generation = self._generation
         return conn
 
     def _writer_conn(self) -> psycopg.Connection:
+        """The writer connection (callers hold `_write_lock`), reopened after a loss."""
+        if self._writer is not None and self._writer_generation != self._generation:
+            try:
+                self._writer.close()
+            except psycopg.Error:
+                pass
+            self._writer = None
         if self._writer is None or self._writer.closed:
             self._writer = self._connect(reader=False)
+            self._writer_generation = self._generation
         return self._writer
 
     def _forget_broken(self) -> None:
-        """After an error, drop connections that can no longer be used (a lost server)."""
+        """After an error, drop connections that can no longer be used (a lost server). When
+        one was lost, every thread's reader is reopened on its next use too (a restart or
+        failover ends them all; each would otherwise fail one call of its own)."""
+        lost = False
         for conn in (getattr(self._local, "conn", None), self._writer):
             if conn is not None and (conn.closed or conn.broken):
+                lost = True
                 try:
                     conn.close()
                 except psycopg.Error:
                     pass
+        if lost:
+            self._generation += 1
         if self._writer is not None and self._writer.closed:
             self._writer = None
 

@@ -1,0 +1,86 @@
+"""What another process or a lost connection does to a PostgreSQL-backed `Memory`: a clear
+Engram error, nothing half-written, and the next call works."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+import pytest
+
+from engramdb import Memory
+from engramdb.errors import StoreBusyError, StoreError
+from engramdb.store.postgres.schema import WRITE_LOCK
+from pg import PostgresServer
+
+
+def test_a_writer_waiting_past_the_busy_timeout_gets_store_busy(postgres_server: PostgresServer) -> None:
+    """Another session holds the store's write lock: a write waits `busy_timeout`, then raises
+    `StoreBusyError` (not a driver error), writes nothing, and succeeds once the lock is free."""
+    url = postgres_server.new_database("busy")
+    with Memory(url, embedder="minilm", busy_timeout=0.3) as mem:
+        mem.add("the first entry", )
+        holder = psycopg.connect(url, autocommit=True)
+        try:
+            holder.execute("BEGIN")
+            holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            started = time.monotonic()
+            with pytest.raises(StoreBusyError, match="busy"):
+                mem.add(["blocked entry one", "blocked entry two"])
+            assert time.monotonic() - started >= 0.25
+            assert mem.count() == 1  # nothing of the refused batch was written
+            assert [h.entry.text for h in mem.search("first entry", k=3).hits] == ["the first entry"]  # reads go on
+            holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        mem.add(["blocked entry one", "blocked entry two"])
+        assert mem.count() == 3
+
+
+def test_a_writer_waits_for_the_lock_within_the_timeout(postgres_server: PostgresServer) -> None:
+    """A lock released before the timeout makes the write wait, not fail."""
+    url = postgres_server.new_database("wait")
+    with Memory(url, embedder="minilm", busy_timeout=20) as mem:
+        mem.add("one")
+        holder = psycopg.connect(url, autocommit=True)
+        holder.execute("BEGIN")
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        release = threading.Timer(0.5, lambda: holder.execute("ROLLBACK"))
+        release.start()
+        try:
+            mem.add("two")
+        finally:
+            release.join()
+            holder.close()
+        assert mem.count() == 2
+
+
+def _terminate_other_sessions(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as admin:
+        return int(admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()").fetchone()[0])
+
+
+def test_lost_connections_raise_store_error_and_the_next_call_reconnects(postgres_server: PostgresServer) -> None:
+    """The server ends every session of the store (a restart, a failover, an idle timeout):
+    the next search and write each raise `StoreError` or succeed on a new connection — never a
+    psycopg error — and afterwards everything works, nothing lost."""
+    url = postgres_server.new_database("lost")
+    with Memory(url, embedder="minilm") as mem:
+        mem.add(["alpha memory about rivers", "beta memory about mountains"])
+        assert mem.search("rivers", k=1).hits[0].entry.text == "alpha memory about rivers"
+        for call in (lambda: mem.search("mountains", k=1), lambda: mem.add("gamma memory about lakes")):
+            assert mem.count() >= 2  # connected (again, after the previous round)
+            assert _terminate_other_sessions(url) >= 1
+            try:
+                call()
+            except StoreError as exc:
+                assert "cannot reach the database server" in str(exc) or "terminat" in str(exc), exc
+            except psycopg.Error as exc:  # pragma: no cover - the failure this test exists for
+                pytest.fail(f"a driver error reached the caller: {exc!r}")
+        assert mem.search("mountains", k=1).hits[0].entry.text == "beta memory about mountains"
+        mem.add("gamma memory about lakes")  # idempotent if the earlier attempt got through
+        assert mem.count() == 3
+        assert mem.search("lakes", k=1).hits[0].entry.text == "gamma memory about lakes"
