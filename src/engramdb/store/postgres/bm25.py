@@ -157,8 +157,8 @@ def symbolic(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, names: 
     lexical_scores = bm.of(rowids).astype(np.float64) if bm is not None else np.zeros(len(rowids))
     names_matched = counts.astype(np.float64)
     order = np.lexsort((-rowids, -lexical_scores, -names_matched))
-    chosen = set(first_admitted(cur, lambda m: rowids[order[:m]], len(rowids), k, where, params))
-    keep = np.array([int(r) in chosen for r in rowids], dtype=bool)
+    chosen = first_admitted(cur, lambda m: rowids[order[:m]], len(rowids), k, where, params)
+    keep = np.isin(rowids, np.array(chosen, dtype=np.int64))
     return rank_symbolic(rowids[keep], names_matched[keep], lexical_scores[keep], k)
 
 
