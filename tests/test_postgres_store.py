@@ -328,3 +328,29 @@ def test_migrate_into_postgres_defers_the_vector_index(postgres_server: Postgres
     with Memory(url, embedder="minilm") as mem:
         assert _has_vector_index(mem.store)
         assert [(h.entry.id, round(h.score, 6)) for h in mem.search("green tea", k=5).hits] == expected
+
+
+def test_a_large_jsonl_import_is_a_bulk_load(postgres_server: PostgresServer, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engram import` of a JSONL that at least doubles the store defers the HNSW index:
+    it is dropped, built once at the end, and the import's entries are all searchable."""
+    monkeypatch.setattr(pg_store, "BULK_MIN", 10)
+    built: list[int] = []
+    original = pg_store.PostgresStore._build_vector_index
+
+    def counting(self: Any) -> None:
+        built.append(int(_has_vector_index(self)))
+        original(self)
+
+    monkeypatch.setattr(pg_store.PostgresStore, "_build_vector_index", counting)
+    data = tmp_path / "facts.jsonl"
+    data.write_text("".join(json.dumps({"id": f"f{i}", "text": f"fact {i} about harbours and {i % 5} boats"}) + "\n"
+                            for i in range(40)), encoding="utf-8")
+    url = postgres_server.new_database("imp")
+    with Memory(url, embedder="minilm") as mem:
+        mem.add("an entry before the import")
+        built.clear()
+        mem.import_path(data)
+        assert built == [0]  # called once, at the end, with the index gone
+        assert _has_vector_index(mem.store) and mem.count() == 41
+        assert mem.search("fact 7 about harbours", k=1, preset="semantic").hits[0].entry.id == "f7"

@@ -112,12 +112,13 @@ def import_dump(writer: "Writer", path: Path, *, namespace: str | None, batch_si
     for entry in entries:
         by_namespace.setdefault(entry.namespace, []).append(entry)  # type: ignore[arg-type]
     written = unchanged = done = 0
-    for ns, group in by_namespace.items():
-        for start in range(0, len(group), batch_size):
-            w, u, _ = writer.write(group[start : start + batch_size], namespace=ns, log=False)
-            written, unchanged, done = written + w, unchanged + u, done + len(group[start : start + batch_size])
-            if progress is not None:
-                progress(done, len(entries))
+    with writer.store.bulk_load(len(entries)):  # a large restore: indexes built once at the end
+        for ns, group in by_namespace.items():
+            for start in range(0, len(group), batch_size):
+                w, u, _ = writer.write(group[start : start + batch_size], namespace=ns, log=False)
+                written, unchanged, done = written + w, unchanged + u, done + len(group[start : start + batch_size])
+                if progress is not None:
+                    progress(done, len(entries))
     restored = writer.store.restore_history(events) if events else 0
     return {"path": str(path), "format": "export", "entries": len(entries), "written": written,
             "unchanged": unchanged, "removed": 0, "history": len(events), "history_restored": restored,
