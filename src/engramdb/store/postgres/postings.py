@@ -40,11 +40,16 @@ class PostingList:
         return int(self.rowids[-1]) if len(self.rowids) else 0
 
     def extended(self, rowids: list[int], tf: list[float], length: list[float]) -> "PostingList":
+        """This list and rows above its last rowid (in any order; tf and length empty for a
+        tag list)."""
         if not rowids:
             return self
-        return PostingList(np.concatenate([self.rowids, np.array(rowids, dtype=np.int64)]),
-                           np.concatenate([self.tf, np.array(tf, dtype=np.float32)]),
-                           np.concatenate([self.length, np.array(length, dtype=np.float32)]))
+        new_rowids = np.array(rowids, dtype=np.int64)
+        order = np.argsort(new_rowids, kind="stable")
+        new_tf = np.array(tf, dtype=np.float32)[order] if len(tf) else np.zeros(0, dtype=np.float32)
+        new_length = np.array(length, dtype=np.float32)[order] if len(length) else np.zeros(0, dtype=np.float32)
+        return PostingList(np.concatenate([self.rowids, new_rowids[order]]), np.concatenate([self.tf, new_tf]),
+                           np.concatenate([self.length, new_length]))
 
 
 _EMPTY = PostingList(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32))
@@ -89,38 +94,34 @@ class PostingsCache:
         keys: list[tuple[str, str | None, str]] = [("term", namespace, t) for t in terms]
         bases = self._bases(delete_seq, keys)
         scope, params = ("p.namespace = %s AND ", [namespace]) if namespace is not None else ("", [])
-        rows = cur.execute(
-            "SELECT p.term, p.rowid, p.tf, p.len FROM postings p JOIN unnest(%s::text[], %s::int8[]) AS "
-            f"w(term, after) ON p.term = w.term AND p.rowid > w.after WHERE {scope}true ORDER BY p.term, p.rowid",
-            [list(terms), [b.last for b in bases], *params]).fetchall()
-        return self._merge(keys, bases, rows, delete_seq)
+        # One row per term with its new postings as three arrays, in binary: a first read of
+        # a common term (~50,000 postings at 1M entries) costs a fraction of as many rows.
+        rows = cur.connection.cursor(binary=True).execute(
+            "SELECT p.term, array_agg(p.rowid), array_agg(p.tf), array_agg(p.len) FROM postings p "
+            "JOIN unnest(%s::text[], %s::int8[]) AS w(term, after) ON p.term = w.term AND p.rowid > w.after "
+            f"WHERE {scope}true GROUP BY p.term", [list(terms), [b.last for b in bases], *params]).fetchall()
+        return self._merge(keys, bases, {term: (r, tf, n) for term, r, tf, n in rows}, delete_seq)
 
     def tags(self, cur: psycopg.Cursor, delete_seq: int, names: Sequence[tuple[str, str]]) -> dict[str, PostingList]:
         """The rows tagged with each (field, value), keyed ``field\\x00value``."""
         keys: list[tuple[str, str | None, str]] = [("tag", f, v) for f, v in names]
         bases = self._bases(delete_seq, keys)
-        rows = cur.execute(
-            "SELECT t.field, t.value, t.rowid FROM tags t JOIN unnest(%s::text[], %s::text[], %s::int8[]) "
+        rows = cur.connection.cursor(binary=True).execute(
+            "SELECT t.field, t.value, array_agg(t.rowid) FROM tags t JOIN unnest(%s::text[], %s::text[], %s::int8[]) "
             "AS w(field, value, after) ON t.field = w.field AND t.value = w.value AND t.rowid > w.after "
-            "ORDER BY 1, 2, t.rowid", [[f for f, _ in names], [v for _, v in names], [b.last for b in bases]]).fetchall()
-        return self._merge(keys, bases, [(f"{f}\x00{v}", r, 0.0, 0.0) for f, v, r in rows], delete_seq)
+            "GROUP BY 1, 2", [[f for f, _ in names], [v for _, v in names], [b.last for b in bases]]).fetchall()
+        return self._merge(keys, bases, {f"{f}\x00{v}": (r, [], []) for f, v, r in rows}, delete_seq)
 
     def _merge(self, keys: list[tuple[str, str | None, str]], bases: list[PostingList],
-               rows: list[tuple], delete_seq: int) -> dict[str, PostingList]:
-        """Each base list extended by its new rows. Bases are immutable, so the result is
-        right for this search whatever other threads did meanwhile; it is cached unless a
-        longer list already is."""
-        grouped: dict[str, tuple[list[int], list[float], list[float]]] = {}
-        for name, rowid, tf, length in rows:
-            group = grouped.setdefault(name, ([], [], []))
-            group[0].append(rowid)
-            group[1].append(tf)
-            group[2].append(length)
+               new: dict[str, tuple[list[int], list[float], list[float]]], delete_seq: int) -> dict[str, PostingList]:
+        """Each base list extended by its new rows (sorted by rowid here: the database's
+        aggregate keeps no order). Bases are immutable, so the result is right for this search
+        whatever other threads did meanwhile; it is cached unless a longer list already is."""
         out: dict[str, PostingList] = {}
         for key, base in zip(keys, bases):
             name = key[2] if key[0] == "term" else f"{key[1]}\x00{key[2]}"
-            new = grouped.get(name)
-            out[name] = base.extended(*new) if new else base
+            found = new.get(name)
+            out[name] = base.extended(*found) if found else base
         with self._lock:
             if not self._cacheable(delete_seq):
                 return out
