@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..model import Entry, Source
 from ..text.tokenize import query_terms
@@ -65,7 +65,7 @@ class ExtractionResult:
     """What an extractor produced for one conversation, and what it could not do."""
 
     facts: list[Entry] = field(default_factory=list)
-    failures: list[dict[str, object]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Extractor(Protocol):

@@ -115,7 +115,7 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
     if not new and not changed:
         report.sessions_unchanged += 1
         return
-    ids = {t.turn_id: e.id for t, e in zip(conversation.turns, turn_entries)}
+    ids = {t.turn_id: e.id for t, e in zip(conversation.turns, turn_entries) if e.id is not None}
     seen = conversation
     if context:
         ids.update({t.turn_id: entry_id for t, entry_id in context})

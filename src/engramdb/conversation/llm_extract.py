@@ -118,7 +118,7 @@ class LLMExtractor:
                 continue
             for fact in reply.facts:
                 entry = self._entry(fact, by_id, turn_entry_ids, namespace)
-                if entry.id not in seen:  # overlapping windows may restate the same fact
+                if entry.id is not None and entry.id not in seen:  # overlapping windows may restate a fact
                     seen.add(entry.id)
                     result.facts.append(entry)
         return result

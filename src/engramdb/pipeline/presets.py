@@ -403,11 +403,9 @@ def _gate(check: _Checker, data: dict[str, Any]) -> GateConfig:
     numbers = ("min_score", "min_relative", "min_cosine", "retry_min_relative")
     counts = ("min_keyword_hits", "keyword_exempt", "retry_min_keyword_hits")
     gate = check.section(data, "gate", {*numbers, *counts, "cross_lingual"})
-    return GateConfig(
-        **{key: check.number("gate", gate, key, None) for key in numbers},
-        **{key: check.integer("gate", gate, key, None) for key in counts},
-        cross_lingual=check.boolean("gate", gate, "cross_lingual"),
-    )
+    values: dict[str, Any] = {key: check.number("gate", gate, key, None) for key in numbers}
+    values.update({key: check.integer("gate", gate, key, None) for key in counts})
+    return GateConfig(**values, cross_lingual=check.boolean("gate", gate, "cross_lingual"))
 
 
 _cache: dict[str, Preset] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Executor
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -111,26 +112,25 @@ class RecallStage:
             depth = self.depth(ctx, name)
             if name == "semantic" and embedder is not None:
                 for i, text in enumerate(plan.semantic_queries()):
-                    jobs[f"semantic#{i}"] = lambda k=depth, text=text: semantic(text, k)
+                    jobs[f"semantic#{i}"] = partial(semantic, text, depth)
             elif name == "lexical":
-                jobs[name] = lambda k=depth: store.lexical(terms, k, namespace, filters)
+                jobs[name] = partial(store.lexical, terms, depth, namespace, filters)
             elif name == "symbolic" and names:
-                jobs[name] = lambda k=depth: store.symbolic(plan.query, terms, k, namespace, filters, names=names)
-            elif name == "temporal" and plan.has_window:
-                span = (plan.time_start.timestamp(), plan.time_end.timestamp())  # type: ignore[union-attr]
-                jobs[name] = lambda k=depth, span=span: store.temporal(span[0], span[1], terms, k, namespace, filters)
+                jobs[name] = partial(store.symbolic, plan.query, terms, depth, namespace, filters, names=names)
+            elif name == "temporal" and plan.time_start is not None and plan.time_end is not None:
+                jobs[name] = partial(store.temporal, plan.time_start.timestamp(), plan.time_end.timestamp(), terms,
+                                     depth, namespace, filters)
             elif name == "substring" and (patterns := exact_patterns(plan.query)):
-                jobs[name] = lambda k=depth, patterns=patterns: store.substring(patterns, k, namespace, filters)
+                jobs[name] = partial(store.substring, patterns, depth, namespace, filters)
             elif name == "dated" and plan.intent == "temporal" and not plan.has_window:
                 # "When did ...?" names no time but asks for one: entries that state their
                 # event's time are the ones that can answer it.
-                jobs[name] = lambda k=depth: store.dated(terms, k, namespace, filters)
+                jobs[name] = partial(store.dated, terms, depth, namespace, filters)
             elif name == "translated" and terms and "lexical" in self.channels:
                 # The query's terms through a Chinese-English dictionary, BM25 on the lexical
                 # channel's scale, merged into its list (pipeline/translated.py).
-                scale = self.channels[name].weight
-                jobs["lexical#translated"] = (lambda k=depth, scale=scale, text=lexical_text:
-                                              translated_search(store, text, k, namespace, filters, scale))
+                jobs["lexical#translated"] = partial(translated_search, store, lexical_text, depth, namespace, filters,
+                                                     self.channels[name].weight)
         return jobs
 
     def depth(self, ctx: SearchContext, channel: str) -> int:

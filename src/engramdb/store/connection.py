@@ -19,7 +19,7 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 from urllib.parse import quote
 
 import apsw
@@ -28,6 +28,14 @@ from ..errors import (
     EngramError, NotAStoreError, ReadOnlyStoreError, StoreBusyError, StoreCorruptError, StoreError,
 )
 from .translate import translating
+
+
+def scalar(cursor: apsw.Cursor) -> Any:
+    """The first column of the one row a query always returns (a PRAGMA, an aggregate)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise StoreError("the database returned no row for a query that always returns one")
+    return row[0]
 
 BUSY_TIMEOUT_MS = 30_000
 # Written into the SQLite header of every Engram store (PRAGMA application_id): "Engm".
@@ -114,7 +122,7 @@ def inspect_file(conn: apsw.Connection, path: str) -> str:
     try:
         tables = {name for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        application_id = scalar(conn.execute("PRAGMA application_id"))
     except apsw.NotADBError as exc:
         raise NotAStoreError(f"{path} is not an Engram store (not a SQLite database); give another path") from exc
     except apsw.Error as exc:

@@ -16,6 +16,7 @@ import apsw
 
 from ..model import Entry
 from .base import Filters
+from .connection import scalar
 from .sql_filters import where_clause
 from .sqlite_db import SQLiteFile, decode_entry
 
@@ -43,7 +44,7 @@ class Listing:
         if after is not None:
             where += " AND e.rowid < ?" if newest_first else " AND e.rowid > ?"
             params = [*params, after]
-        rows = self.db.reader().execute(
+        rows: list[tuple[Any, ...]] = self.db.reader().execute(
             f"SELECT e.rowid, e.data FROM entries e WHERE {where} ORDER BY e.rowid {'DESC' if newest_first else 'ASC'} "
             "LIMIT ?", [*params, limit + 1]).fetchall()
         more = len(rows) > limit
@@ -72,7 +73,7 @@ class Listing:
             "namespaces": {ns: {"count": sum(k.values()), "kinds": k} for ns, k in sorted(by_ns.items())},
             "embedder": self.db.meta("embedder", conn),
             "dim": int(self.db.meta("dim", conn) or 0) or None,
-            "vectors": int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0]),
+            "vectors": int(scalar(conn.execute("SELECT count(*) FROM vectors"))),
             "schema_version": self.db.meta("schema_version", conn),
             "file_bytes": size,
             "sqlite_version": apsw.sqlite_lib_version(),

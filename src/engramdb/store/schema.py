@@ -14,7 +14,7 @@ from __future__ import annotations
 import apsw
 
 from .base import SCHEMA_VERSION
-from .connection import APPLICATION_ID
+from .connection import APPLICATION_ID, scalar
 
 __all__ = ["SCHEMA_VERSION", "create_or_migrate", "is_current"]
 _ENTRIES = """
@@ -87,7 +87,7 @@ def is_current(conn: apsw.Connection) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
         if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() else None
     return row is not None and row[0] == SCHEMA_VERSION and \
-        conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        scalar(conn.execute("PRAGMA application_id")) == APPLICATION_ID
 
 
 def create_or_migrate(conn: apsw.Connection) -> None:

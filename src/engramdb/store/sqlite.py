@@ -24,7 +24,7 @@ from ..model import Entry, timestamp_epoch, utc_now
 from .base import EntryTerms, Filters
 from .batches import check_batch, ids_by_namespace, split_by_stored
 from .channels import NAME_FIELDS, name_tags, rank_symbolic
-from .connection import BUSY_TIMEOUT_MS, map_driver_error, translate_driver_errors
+from .connection import BUSY_TIMEOUT_MS, map_driver_error, scalar, translate_driver_errors
 from .gazetteer import Gazetteer
 from .listing import Listing
 from .mirrors import CACHE_LOCK_MS, Mirrors
@@ -208,7 +208,8 @@ class SQLiteStore:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = conn.execute(f"SELECT rowid, id, data FROM entries WHERE namespace = ? AND id IN ({marks})",
+            rows: list[tuple[Any, ...]] = conn.execute(
+                f"SELECT rowid, id, data FROM entries WHERE namespace = ? AND id IN ({marks})",
                                 [namespace, *chunk]).fetchall()
             for rowid, entry_id, data in rows:
                 conn.execute("DELETE FROM lexicon WHERE rowid = ?", (rowid,))
@@ -280,7 +281,7 @@ class SQLiteStore:
 
     def history(self, namespace: str, entry_id: str) -> list[dict[str, Any]]:
         """The logged events of an entry, oldest first (also after it was deleted)."""
-        rows = self._reader().execute(
+        rows: list[tuple[Any, ...]] = self._reader().execute(
             "SELECT seq, event, at, actor, old, new FROM history WHERE namespace = ? AND entry_id = ? ORDER BY seq",
             (namespace, entry_id)).fetchall()
         return [{"id": entry_id, "seq": seq, "event": event, "at": at, "actor": actor,
@@ -355,7 +356,7 @@ class SQLiteStore:
 
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
         where, params = where_clause(namespace, filters or Filters())
-        return int(self._reader().execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0])
+        return int(scalar(self._reader().execute(f"SELECT count(*) FROM entries e WHERE {where}", params)))
 
     # -- filters -------------------------------------------------------------------------
     _where = staticmethod(where_clause)
@@ -428,7 +429,8 @@ class SQLiteStore:
         if namespace is not None:
             sql += " AND e.namespace = ?"
             params.append(namespace)
-        return self._reader().execute(sql, params).fetchall()
+        names: list[tuple[str, str]] = self._reader().execute(sql, params).fetchall()  # type: ignore[assignment]
+        return names
 
     def turn_neighbours(self, rowids: Sequence[int], span: int, namespace: str | None,
                         filters: Filters) -> dict[int, list[int]]:
@@ -439,7 +441,7 @@ class SQLiteStore:
         where, params = where_clause(namespace, filters)
         out: dict[int, list[int]] = {}
         marks = ",".join("?" * len(rowids))
-        sessions = conn.execute(f"SELECT rowid, session_id FROM entries WHERE rowid IN ({marks}) AND kind = 'turn' "
+        sessions: list[tuple[Any, ...]] = conn.execute(f"SELECT rowid, session_id FROM entries WHERE rowid IN ({marks}) AND kind = 'turn' "
                                 "AND session_id IS NOT NULL", list(rowids)).fetchall() if rowids else []
         for rowid, session in sessions:
             found: list[int] = []

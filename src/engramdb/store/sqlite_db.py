@@ -18,7 +18,7 @@ import apsw
 
 from ..errors import InputError, NotAStoreError, ReadOnlyStoreError, StoreError
 from ..model import Entry, Source
-from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, writable, write_transaction
+from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, scalar, writable, write_transaction
 from .schema import SCHEMA_VERSION, create_or_migrate, is_current
 
 
@@ -73,7 +73,7 @@ class SQLiteFile:
                     f"store {self.path} was written by an older Engram and must be upgraded to schema "
                     f"{SCHEMA_VERSION}; open it once without read-only")
         else:
-            mode = self.writer.execute("PRAGMA journal_mode").fetchone()[0]
+            mode = scalar(self.writer.execute("PRAGMA journal_mode"))
             if str(mode).lower() != "wal":
                 self.writer.execute("PRAGMA journal_mode=WAL")
             self.writer.execute("PRAGMA synchronous=NORMAL")
@@ -109,8 +109,8 @@ class SQLiteFile:
 
     def seqs(self, conn: apsw.Connection | None = None) -> tuple[int, int]:
         """(write sequence, delete sequence): bumped by every write / delete, in any process."""
-        rows = dict((conn or self.reader()).execute(
-            "SELECT key, value FROM meta WHERE key IN ('write_seq', 'delete_seq')").fetchall())
+        rows: dict[Any, Any] = {key: value for key, value in (conn or self.reader()).execute(
+            "SELECT key, value FROM meta WHERE key IN ('write_seq', 'delete_seq')")}
         return int(rows.get("write_seq", 0)), int(rows.get("delete_seq", 0))
 
     def close(self) -> None:

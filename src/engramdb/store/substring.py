@@ -9,7 +9,7 @@ numbers) and read-only stores without the index fall back to scanning the namesp
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..errors import StoreError
 from .base import Filters
@@ -71,7 +71,7 @@ class SubstringChannel:
             phrases = " OR ".join('"' + p.replace('"', '""') + '"' for p in patterns)
             scope = f"e.rowid IN (SELECT rowid FROM {TRIGRAM_TABLE} WHERE {TRIGRAM_TABLE} MATCH ?) AND "
             scope_params = [phrases]
-        rows = self.db.reader().execute(
+        rows: list[tuple[Any, ...]] = self.db.reader().execute(
             f"SELECT e.rowid, {matched} AS n FROM entries e WHERE {scope}{where} AND n > 0 "
             "ORDER BY n DESC, e.rowid DESC LIMIT ?",
             [*patterns, *scope_params, *params, k],

@@ -21,7 +21,7 @@ Why not sqlite-vec: it is brute force (~29 ms for k=10 over 20k x 384 here), far
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -60,7 +60,7 @@ class VectorIndex:
     # -- loading -------------------------------------------------------------------------
     def reset(self) -> None:
         """Forget everything, the graph included."""
-        self._ann = None  # usearch.index.Index | None
+        self._ann: Any = None  # usearch.index.Index | None
         self._ann_max_rowid = 0  # the graph holds every (live) row up to this rowid
         self.reload()
 
@@ -190,7 +190,7 @@ class VectorIndex:
         fetch = k * RESCORE_FACTOR * max(1, total // admitted)
         pos = self.rows.pos
         while True:
-            matches = self._ann.search(query, min(fetch, total))  # type: ignore[union-attr]
+            matches = self._ann.search(query, min(fetch, total))
             found = (pos.get(int(key)) for key in matches.keys)
             keep = [p for p in found if p is not None and (mask is None or mask[p])]
             if len(keep) >= k * RESCORE_FACTOR or fetch >= total:

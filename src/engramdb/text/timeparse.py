@@ -13,7 +13,7 @@ import bisect
 import heapq
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 
 _MONTHS = {m: i for i, m in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -56,17 +56,17 @@ def _day(ref: datetime, offset: int = 0) -> datetime:
     return base + timedelta(days=offset)
 
 
-def _month_start(year: int, month: int, tz: timezone | None) -> datetime:
+def _month_start(year: int, month: int, tz: tzinfo | None) -> datetime:
     year += (month - 1) // 12
     month = (month - 1) % 12 + 1
     return datetime(year, month, 1, tzinfo=tz)
 
 
-def _month(year: int, month: int, tz: timezone | None) -> tuple[datetime, datetime]:
+def _month(year: int, month: int, tz: tzinfo | None) -> tuple[datetime, datetime]:
     return _month_start(year, month, tz), _month_start(year, month + 1, tz)
 
 
-def _year(year: int, tz: timezone | None) -> tuple[datetime, datetime]:
+def _year(year: int, tz: tzinfo | None) -> tuple[datetime, datetime]:
     return datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz)
 
 
@@ -75,7 +75,7 @@ def _week(ref: datetime, offset: int) -> tuple[datetime, datetime]:
     return monday, monday + timedelta(weeks=1)
 
 
-def _season(name: str, year: int, tz: timezone | None) -> tuple[datetime, datetime]:
+def _season(name: str, year: int, tz: tzinfo | None) -> tuple[datetime, datetime]:
     first = _SEASONS[name]
     return _month_start(year, first, tz), _month_start(year, first + 3, tz)
 

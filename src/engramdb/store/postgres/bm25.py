@@ -26,6 +26,7 @@ from ..channels import (
     average_length, idf, length_norm, overlap_share, rank_dated, rank_symbolic, rank_temporal, term_score, top_k,
 )
 from .postings import PostingList, PostingsCache
+from .rows import one
 
 CANDIDATE_MIN = 100  # rows checked against the filters at first, beyond the k asked for
 WIDEN = 8  # how much further down the ranking the next check reaches
@@ -51,11 +52,11 @@ def query_stats(cur: psycopg.Cursor, terms: Sequence[str]) -> QueryStats | None:
     order = list(dict.fromkeys(terms))
     if not order:
         return None
-    rows, total = cur.execute("SELECT rows, total_length FROM lex_stats WHERE id = 1").fetchone()
+    rows, total = one(cur.execute("SELECT rows, total_length FROM lex_stats WHERE id = 1"))
     rows = int(rows)
     if rows == 0:
         return None
-    dfs = dict(cur.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (order,)).fetchall())
+    dfs: dict[str, int] = dict(cur.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (order,)).fetchall())
     known = [t for t in order if t in dfs]
     if not known:
         return None

@@ -24,6 +24,7 @@ statistics never race, and rowids are committed in increasing order (keyset page
 from __future__ import annotations
 
 from ..base import SCHEMA_VERSION
+from .rows import scalar
 
 SCHEMA = "engram"
 WRITE_LOCK = 0x456E676D  # "Engm": the advisory lock every writer takes first
@@ -106,12 +107,12 @@ def upgrade(cur) -> None:  # type: ignore[no-untyped-def]
     caller's write transaction: postings without their namespace and row length, a time
     index that does not cover the lifecycle columns, no per-namespace row counts."""
     upgrade_postings(cur)
-    covering = cur.execute("SELECT pg_get_indexdef(to_regclass(%s))", (f"{SCHEMA}.entries_ns_ts",)).fetchone()[0]
+    covering = scalar(cur.execute("SELECT pg_get_indexdef(to_regclass(%s))", (f"{SCHEMA}.entries_ns_ts",)))
     if covering is not None and "INCLUDE" not in covering:  # the temporal channel's window: index-only
         cur.execute("DROP INDEX entries_ns_ts")
         cur.execute("CREATE INDEX entries_ns_ts ON entries (namespace, ts) "
                     "INCLUDE (rowid, ts_end, superseded_by, expires_at)")
-    if cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.namespace_rows",)).fetchone()[0] is None:
+    if scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.namespace_rows",))) is None:
         cur.execute("CREATE TABLE namespace_rows (namespace text PRIMARY KEY, rows bigint NOT NULL)")
         cur.execute("INSERT INTO namespace_rows SELECT namespace, count(*) FROM entries GROUP BY namespace")
 

@@ -42,6 +42,7 @@ from .postings import PostingsCache
 from .schema import (
     DDL, SCHEMA, VECTOR_INDEX, VECTOR_INDEX_DDL, WRITE_LOCK, index_build_memory, upgrade, vector_ddl,
 )
+from .rows import one, scalar
 
 BULK_MIN = 50_000  # a bulk load of fewer rows keeps the HNSW index as it goes
 EXACT_MAX = 40_000  # semantic searches over at most this many admitted rows are exact scans
@@ -210,11 +211,11 @@ class PostgresStore:
         # opening never tries to create the schema, and every write raises
         # `ReadOnlyStoreError` up front rather than failing inside a transaction.
         with self._read() as cur:
-            self.in_recovery = bool(cur.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+            self.in_recovery = bool(scalar(cur.execute("SELECT pg_is_in_recovery()")))
         self.read_only = self.read_only or self.in_recovery
         if self.read_only:
             with self._read() as cur:
-                if cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()[0] is None:
+                if scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",))) is None:
                     raise StoreError(f"no Engram store in database {self.location}")
                 version = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 if version is None or version[0] != SCHEMA_VERSION:
@@ -222,7 +223,7 @@ class PostgresStore:
                                              "open it once without read-only")
         else:
             with self._write() as cur:
-                current = cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()[0] is not None
+                current = scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",))) is not None
                 if current:
                     row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                     current = row is not None and row[0] == SCHEMA_VERSION
@@ -263,7 +264,7 @@ class PostgresStore:
 
     @staticmethod
     def _has_vector_index(cur: psycopg.Cursor) -> bool:
-        return cur.execute("SELECT to_regclass(%s)::text", (f"{SCHEMA}.{VECTOR_INDEX}",)).fetchone()[0] is not None
+        return scalar(cur.execute("SELECT to_regclass(%s)::text", (f"{SCHEMA}.{VECTOR_INDEX}",))) is not None
 
     def _build_vector_index(self) -> None:
         with self._read() as cur:
@@ -547,7 +548,7 @@ class PostgresStore:
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
         where, params = where_clause(namespace, filters or Filters())
         with self._read() as cur:
-            return int(cur.execute(f"SELECT count(*) FROM entries e WHERE {where}", params).fetchone()[0])
+            return int(scalar(cur.execute(f"SELECT count(*) FROM entries e WHERE {where}", params)))
 
     # -- channels (BM25 ranked by the database, scored exactly: `bm25`) -----------------
     def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
@@ -585,13 +586,13 @@ class PostgresStore:
             # count bounds it (kept by every write); only a filter beyond the lifecycle view
             # can make a large namespace's admitted rows few, and then they are counted.
             if namespace is None:
-                admitted = int(cur.execute("SELECT rows FROM lex_stats WHERE id = 1").fetchone()[0])
+                admitted = int(scalar(cur.execute("SELECT rows FROM lex_stats WHERE id = 1")))
             else:
                 row = cur.execute("SELECT rows FROM namespace_rows WHERE namespace = %s", (namespace,)).fetchone()
                 admitted = int(row[0]) if row else 0
             if admitted > EXACT_MAX and not filters.matching_only().is_empty():
-                admitted = int(cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries e WHERE {where} LIMIT %s) s",
-                                           [*params, EXACT_MAX + 1]).fetchone()[0])
+                admitted = int(scalar(cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries e WHERE {where} LIMIT %s) s",
+                                           [*params, EXACT_MAX + 1])))
             rows = None
             if admitted > EXACT_MAX and self._has_vector_index(cur):
                 cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -752,9 +753,9 @@ class PostgresStore:
             for ns, kind, n in cur.execute("SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind"):
                 by_ns.setdefault(ns, {})[kind] = int(n)
             meta = dict(cur.execute("SELECT key, value FROM meta").fetchall())
-            vectors = int(cur.execute("SELECT count(*) FROM entries WHERE vec IS NOT NULL").fetchone()[0])
-            size = int(cur.execute("SELECT pg_database_size(current_database())").fetchone()[0])
-            version = str(cur.execute("SHOW server_version").fetchone()[0])
+            vectors = int(scalar(cur.execute("SELECT count(*) FROM entries WHERE vec IS NOT NULL")))
+            size = int(scalar(cur.execute("SELECT pg_database_size(current_database())")))
+            version = str(scalar(cur.execute("SHOW server_version")))
         total = sum(sum(v.values()) for v in by_ns.values())
         return {
             "path": self.location,
@@ -785,10 +786,10 @@ class PostgresStore:
         undated = 0
         with self._read() as cur:
             if field == "event":
-                undated = int(cur.execute(f"SELECT count(*) FROM entries e WHERE {where} AND e.ts IS NULL",
-                                          params).fetchone()[0])
+                undated = int(scalar(cur.execute(f"SELECT count(*) FROM entries e WHERE {where} AND e.ts IS NULL",
+                                          params)))
                 where += " AND e.ts IS NOT NULL"
-            first, last = cur.execute(f"SELECT {first_last} FROM entries e WHERE {where}", params).fetchone()
+            first, last = one(cur.execute(f"SELECT {first_last} FROM entries e WHERE {where}", params))
             rows = cur.execute(f"SELECT {key} AS b, count(*) FROM entries e WHERE {where} GROUP BY b ORDER BY b",
                                params).fetchall()
         return ([(str(b), int(n)) for b, n in rows], undated, None if first is None else str(first),
