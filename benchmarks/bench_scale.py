@@ -125,7 +125,7 @@ def ingest(db: str, n: int, batch: int, embedder: str) -> dict[str, Any]:
                 "ingest_index_build_s": round(index_s, 1)}
 
 
-def search(db: str, n_queries: int, presets: list[str], embedder: str) -> dict[str, Any]:
+def search(db: str, n_queries: int, presets: list[str], embedder: str, warm: bool = False) -> dict[str, Any]:
     rng = random.Random(11)
     start = time.perf_counter()
     with Memory(db, embedder=embedder) as mem:
@@ -135,10 +135,15 @@ def search(db: str, n_queries: int, presets: list[str], embedder: str) -> dict[s
         mem.search("When did Alice visit Berlin?", k=10)
         first_s = time.perf_counter() - start
         open_rss = rss_mb()
+        warm_s = None
+        if warm:  # as `engram serve` does at start (in the background there)
+            start = time.perf_counter()
+            mem.store.warm()
+            warm_s = round(time.perf_counter() - start, 1)
         queries = [make_query(rng) for _ in range(n_queries)]
         dialogues = [make_dialogue(rng) for _ in range(n_queries)]
         out: dict[str, Any] = {"cold_open_first_search_s": round(first_s, 2), "model_load_s": round(model_s, 2),
-                               "rss_after_open_mb": round(open_rss, 0), "presets": {}}
+                               "rss_after_open_mb": round(open_rss, 0), "warm_s": warm_s, "presets": {}}
         for preset in presets:
             # Each query set twice: the first pass pays for first reads (PostgreSQL's postings
             # cache, pages not yet in memory), the second is a long-running service's state.
@@ -175,11 +180,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="queries of each kind per preset")
     parser.add_argument("--preset", nargs="+", default=["default"])
     parser.add_argument("--reuse", action="store_true", help="skip ingest; measure the store as it is")
+    parser.add_argument("--warm", action="store_true", help="call Store.warm() after the cold open, as `engram serve` "
+                        "does, before timing searches")
     parser.add_argument("--json", dest="json_out", default=None, help="also write the numbers here")
     args = parser.parse_args()
     result: dict[str, Any] = {"backend": backend_of(args.db), "n": args.n, "embedder": args.embedder}
     if args.reuse:
-        result.update(search(args.db, args.queries, args.preset, args.embedder))
+        result.update(search(args.db, args.queries, args.preset, args.embedder, args.warm))
     else:
         result.update(ingest(args.db, args.n, args.batch, args.embedder))
         result["ingest_peak_rss_mb"] = round(rss_mb(), 0)
@@ -194,7 +201,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "search.json"
             subprocess.run([sys.executable, __file__, "--db", args.db, "--reuse", "--embedder", args.embedder,
-                            "--queries", str(args.queries), "--preset", *args.preset, "--json", str(out)],
+                            "--queries", str(args.queries), "--preset", *args.preset, "--json", str(out),
+                            *(["--warm"] if args.warm else [])],
                            check=True, stdout=subprocess.DEVNULL)
             searched = json.loads(out.read_text())
         result.update({k: v for k, v in searched.items() if k not in result})

@@ -354,3 +354,24 @@ def test_a_large_jsonl_import_is_a_bulk_load(postgres_server: PostgresServer, tm
         assert built == [0]  # called once, at the end, with the index gone
         assert _has_vector_index(mem.store) and mem.count() == 41
         assert mem.search("fact 7 about harbours", k=1, preset="semantic").hits[0].entry.id == "f7"
+
+
+def test_warm_reads_the_common_terms_and_names_into_the_cache(postgres_server: PostgresServer) -> None:
+    """`warm` (called by `engram serve` at start) fills the postings cache with the frequent
+    terms and names, within its budget; searches read only what was added since and give
+    the same results as before."""
+    url = postgres_server.new_database("warm")
+    with Memory(url, embedder="minilm") as mem:
+        mem.add(_corpus())
+        expected = [(h.entry.id, h.score) for h in mem.search("Alice green tea", k=5).hits]
+    with Memory(url, embedder="minilm") as mem:
+        cache = mem.store._postings
+        assert cache.size == 0
+        mem.store.warm(budget=10**6)
+        keys = set(cache._lists)
+        assert ("term", "default", "tea") in keys and ("tag", "person", "alice") in keys
+        warmed = cache.size
+        assert [(h.entry.id, h.score) for h in mem.search("Alice green tea", k=5).hits] == expected
+        assert cache.size == warmed  # nothing new was read: the search's lists were all cached
+        mem.store.warm(budget=1)  # a budget already spent reads nothing more
+        assert cache.size == warmed

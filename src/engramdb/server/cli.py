@@ -4,15 +4,16 @@ are imported only when the server starts, so the rest of the CLI works without t
 from __future__ import annotations
 
 import ipaddress
-import json
 import socket
-from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from ..errors import EngramError
 from .keys import ROLES, KeyStore, keys_path
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 
 def is_loopback(host: str) -> bool:
@@ -64,6 +65,7 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
                                   "`engram keys create --namespace NAME --role write`, or bind to 127.0.0.1")
             click.echo("warning: no API keys configured; serving without authentication on loopback", err=True)
         memory = Memory(ctx.obj["db"], embedder=ctx.obj["embedder"], allow_preset_files=False)
+        _warm_in_background(memory)
         if not no_web:
             shown = f"[{host}]" if ":" in host else host
             click.echo(f"web page: http://{shown}:{port}/", err=True)
@@ -127,3 +129,23 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
         """Revoke a key by its id; a running server refuses it from the next request."""
         KeyStore(keys_path(ctx.obj["db"], keys_file)).revoke(key_id)
         click.echo(f"revoked {key_id}")
+
+
+def _warm_in_background(memory: "Memory") -> None:
+    """Load the store's indexes and caches (`Store.warm`) while the server starts, so the
+    first requests do not pay for them; a failure is logged, never fatal (searches load what
+    they need themselves)."""
+    import threading
+    import time
+
+    def warm() -> None:
+        start = time.perf_counter()
+        try:
+            memory.store.warm()
+        except Exception as exc:  # noqa: BLE001 - a warm-up is best effort
+            click.echo(f"warning: warming the store failed ({exc}); searches load what they need", err=True)
+            return
+        click.echo(f"store warmed in {time.perf_counter() - start:.1f} s", err=True)
+
+    threading.Thread(target=warm, name="engram-warm", daemon=True).start()
+

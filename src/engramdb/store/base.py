@@ -192,6 +192,10 @@ class Store(Protocol):
     def substring(self, patterns: Sequence[str], k: int, namespace: str | None,
                   filters: Filters) -> list[tuple[int, float]]: ...
     def stats(self) -> dict[str, Any]: ...
+    def warm(self) -> None:
+        """Load indexes and caches now rather than on the first searches (`engram serve` calls
+        it in the background at start). Searches are right either way."""
+        ...
     def bulk_load(self, rows: int) -> ContextManager[None]:
         """Writes of about `rows` entries follow (a migrate, a large import): the backend
         may defer index maintenance to the end. Searches stay correct meanwhile."""

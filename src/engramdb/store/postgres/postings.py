@@ -65,6 +65,11 @@ class PostingsCache:
         self._delete_seq: int | None = None
         self._lock = threading.Lock()
 
+    @property
+    def size(self) -> int:
+        """How many postings (and tagged rows) are cached."""
+        return self._size
+
     def _check(self, delete_seq: int) -> None:
         if self._delete_seq != delete_seq:
             self._lists.clear()

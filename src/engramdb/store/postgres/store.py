@@ -44,6 +44,7 @@ from .schema import (
 )
 from .rows import one, scalar
 
+WARM_POSTINGS = 8_000_000  # `warm` reads at most this many postings (~130 MB of cache)
 BULK_MIN = 50_000  # a bulk load of fewer rows keeps the HNSW index as it goes
 EXACT_MAX = 40_000  # semantic searches over at most this many admitted rows are exact scans
 RESCORE_FACTOR = 4  # HNSW candidates fetched (and re-scored exactly) per requested result
@@ -239,6 +240,28 @@ class PostgresStore:
         self._dim: int | None = int(dim) if dim else None
         if not self.read_only and self._dim is not None:
             self._build_vector_index()  # missing only after a bulk load was interrupted
+
+    # -- warm-up -------------------------------------------------------------------------
+    def warm(self, budget: int = WARM_POSTINGS) -> None:
+        """Read the postings of the most frequent terms, largest namespaces first, and the rows
+        of the most used names into the postings cache, up to `budget` postings: a search's
+        first read of a common term costs 40-60 ms at a million entries (docs/BENCHMARKS.md),
+        which a server should pay at start, not on its first requests."""
+        with self._read() as cur:
+            delete_seq = self._seqs()[1]
+            namespaces = [ns for (ns,) in cur.execute("SELECT namespace FROM namespace_rows WHERE rows > 0 "
+                                                      "ORDER BY rows DESC, namespace LIMIT 16")]
+            terms = cur.execute("SELECT term, df FROM terms ORDER BY df DESC, term LIMIT 5000").fetchall()
+            names = [(f, v) for f, v in cur.execute(
+                "SELECT field, value FROM tags WHERE field = ANY(%s) GROUP BY field, value "
+                "ORDER BY count(*) DESC, field, value LIMIT 200", (list(NAME_FIELDS),))]
+            if names:
+                self._postings.tags(cur, delete_seq, names)
+            for namespace in namespaces:
+                for start in range(0, len(terms), 50):
+                    if self._postings.size >= budget:
+                        return
+                    self._postings.terms(cur, delete_seq, namespace, [t for t, _ in terms[start:start + 50]])
 
     # -- bulk loads ----------------------------------------------------------------------
     @contextmanager
