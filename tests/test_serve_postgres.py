@@ -72,6 +72,8 @@ def test_serve_a_postgres_store_with_keys(tmp_path: Path, postgres_server: Postg
     finally:
         served.send_signal(signal.SIGTERM)
         served.wait()
-    assert served.returncode in (0, -signal.SIGTERM), served.stderr.read() if served.stderr else ""
+    log = served.stderr.read() if served.stderr else ""
+    assert served.returncode in (0, -signal.SIGTERM), log
+    assert "store warmed in" in log  # warmed in the background at start (Store.warm)
     with Memory(url, namespace="alice") as mem:  # the server wrote to the database
         assert [e.text for e in mem.get(added.json()["results"][0]["id"])] == ["Alice moved to Lisbon."]
