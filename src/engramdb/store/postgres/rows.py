@@ -1,13 +1,16 @@
-"""Reading the one row that a query always returns (an aggregate, ``SHOW``, a function call),
-typed: the driver's ``fetchone()`` may return None, which these queries never do."""
+"""Reading rows: an entry from its stored JSON, and the one row a query always returns (an
+aggregate, ``SHOW``, a function call), typed — the driver's ``fetchone()`` may return None,
+which these queries never do."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import psycopg
 
 from ...errors import StoreError
+from ...model import Entry, Source
 
 
 def one(cur: psycopg.Cursor[Any]) -> tuple[Any, ...]:
@@ -21,3 +24,10 @@ def one(cur: psycopg.Cursor[Any]) -> tuple[Any, ...]:
 def scalar(cur: psycopg.Cursor[Any]) -> Any:
     """The first column of the row the last query returned."""
     return one(cur)[0]
+
+
+def decode_entry(data: str) -> Entry:
+    """An entry from the JSON stored in ``entries.data`` (written by `Entry.to_dict`)."""
+    raw = json.loads(data)
+    raw["source"] = Source.from_dict(raw.get("source"))
+    return Entry(**raw)

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
@@ -29,32 +27,28 @@ from psycopg import IsolationLevel
 from psycopg.pq import TransactionStatus
 
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
-from ...model import Entry, Source, timestamp_epoch, utc_now
+from ...model import Entry, utc_now
 from ..base import SCHEMA_VERSION, EntryTerms, Filters
 from ..batches import check_batch, ids_by_namespace, split_by_stored
-from ..channels import NAME_FIELDS, name_tags, row_length, term_frequencies
+from ..channels import NAME_FIELDS
 from ..gazetteer import Gazetteer
 from ..open import redact
 from .errors import map_pg_error, translate_pg_errors
 from .filters import where_clause
 from . import bm25
 from .postings import PostingsCache
+from . import listing
+from .writes import delete_rows, insert_rows, log_event
 from .schema import (
     DDL, SCHEMA, VECTOR_INDEX, VECTOR_INDEX_DDL, WRITE_LOCK, index_build_memory, upgrade, vector_ddl,
 )
-from .rows import one, scalar
+from .rows import decode_entry, scalar
 
 WARM_POSTINGS = 8_000_000  # `warm` reads at most this many postings (~130 MB of cache)
 BULK_MIN = 50_000  # a bulk load of fewer rows keeps the HNSW index as it goes
 EXACT_MAX = 40_000  # semantic searches over at most this many admitted rows are exact scans
 RESCORE_FACTOR = 4  # HNSW candidates fetched (and re-scored exactly) per requested result
 _UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
-
-
-def decode_entry(data: str) -> Entry:
-    raw = json.loads(data)
-    raw["source"] = Source.from_dict(raw.get("source"))
-    return Entry(**raw)
 
 
 def _vec_param(vector: Any) -> list[float]:
@@ -69,17 +63,6 @@ def _vector(data: bytes) -> np.ndarray:
 
 def _like_escape(pattern: str) -> str:
     return "%" + pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-_STAGED_COLUMNS = ("id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, session_id, "
-                   "turn_id, speaker, data, metadata, created_at, expires_at, superseded_by, lex_len, vec")
-_STAGED = "ord, " + _STAGED_COLUMNS
-_STAGED_SELECT = _STAGED_COLUMNS.replace("metadata", "metadata::jsonb").replace(", vec", ", vec::vector")
-# The rows of one write batch before they are inserted (a temporary table of the session).
-_STAGING_DDL = ("CREATE TEMP TABLE IF NOT EXISTS engram_staging (ord int, id text, namespace text, kind text, "
-                "text text, timestamp text, ts float8, ts_end float8, location text, topic text, doc_id text, "
-                "path text, session_id text, turn_id text, speaker text, data text, metadata text, created_at text, "
-                "expires_at float8, superseded_by text, lex_len real, vec text) ON COMMIT DELETE ROWS")
 
 
 @translate_pg_errors
@@ -365,97 +348,16 @@ class PostgresStore:
                 where, params = where_clause(namespace, scope)
                 stale = [i for (i,) in cur.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
                          if i not in (keep or set())]
-                gone = self._delete_ids(cur, namespace, stale)
+                gone = delete_rows(cur, namespace, stale)
                 removed = len(gone)
                 for entry_id, old in gone.items():
-                    self._log(cur, namespace, entry_id, "DELETE", old, None, actor, now)
-            replaced = self._delete_ids(cur, namespace, list(replace)) if replace else {}
-            # Bulk: the rows are copied into a staging table and inserted by one statement
-            # (rowids in input order); tags, postings and history are copied in. Round trips
-            # per batch, not per entry.
-            counts = [term_frequencies(t.body, t.tags) for t in terms]
-            datas = [json.dumps(e.to_dict(), ensure_ascii=False) for e in entries]
-            cur.execute(_STAGING_DDL)
-            with cur.copy(f"COPY engram_staging ({_STAGED}) FROM STDIN") as copy:
-                for i, entry in enumerate(entries):
-                    entry.created_at = entry.created_at or now
-                    src = entry.source
-                    # repr of the float list is the vector's text form, exact for float32
-                    vec = repr(np.asarray(vectors[i], dtype=np.float32).tolist()) if vectors is not None else None
-                    copy.write_row((i, entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp,
-                                    timestamp_epoch(entry.timestamp), timestamp_epoch(entry.timestamp_end),
-                                    entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id,
-                                    src.speaker, datas[i], json.dumps(entry.metadata or {}, ensure_ascii=False),
-                                    entry.created_at, timestamp_epoch(entry.expires_at), entry.superseded_by,
-                                    row_length(counts[i]), vec))
-            inserted = dict(cur.execute(
-                f"INSERT INTO entries ({_STAGED_COLUMNS}) SELECT {_STAGED_SELECT} FROM engram_staging ORDER BY ord "
-                "ON CONFLICT (namespace, id) DO NOTHING RETURNING id, rowid").fetchall())
-            tags: list[tuple[str, str, int]] = []
-            postings: list[tuple[str, str, int, float, float]] = []
-            events: list[tuple[str, str | None, str, str, str | None, str | None, str]] = []
-            df: Counter[str] = Counter()
-            added_rows, added_length = 0, 0.0
-            for i, entry in enumerate(entries):
-                rowid = inserted.pop(entry.id, None)  # type: ignore[arg-type]
-                if rowid is None:
-                    continue  # another writer stored the same entry since `classify`: idempotent
-                old = replaced.pop(entry.id, None)  # type: ignore[arg-type]
-                if log:
-                    events.append((namespace, entry.id, "ADD" if old is None else "UPDATE", now, actor, old, datas[i]))
-                length = row_length(counts[i])
-                tags += [(f, v, rowid) for f, v in name_tags(entry)]
-                postings += [(namespace, term, rowid, tf, length) for term, tf in counts[i].items()]
-                df.update(counts[i].keys())
-                added_rows += 1
-                added_length += length
-            for sql, rows in (("COPY tags (field, value, rowid) FROM STDIN", tags),
-                              ("COPY postings (namespace, term, rowid, tf, len) FROM STDIN", postings),
-                              ("COPY history (namespace, entry_id, event, at, actor, old, new) FROM STDIN", events)):
-                if rows:
-                    with cur.copy(sql) as copy:
-                        for row in rows:
-                            copy.write_row(row)
-            if df:
-                cur.execute("INSERT INTO terms (term, df) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
-                            "ON CONFLICT (term) DO UPDATE SET df = terms.df + EXCLUDED.df",
-                            (list(df.keys()), list(df.values())))
-            if added_rows:
-                cur.execute("UPDATE lex_stats SET rows = rows + %s, total_length = total_length + %s",
-                            (added_rows, added_length))
-                cur.execute("INSERT INTO namespace_rows (namespace, rows) VALUES (%s, %s) ON CONFLICT (namespace) "
-                            "DO UPDATE SET rows = namespace_rows.rows + EXCLUDED.rows", (namespace, added_rows))
+                    log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
+            replaced = delete_rows(cur, namespace, list(replace)) if replace else {}
+            insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log)
             for entry_id, old in replaced.items():
-                self._log(cur, namespace, entry_id, "DELETE", old, None, actor, now)
+                log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'write_seq'")
         return removed
-
-    @staticmethod
-    def _log(cur: psycopg.Cursor, namespace: str, entry_id: str | None, event: str, old: str | None,
-             new: str | None, actor: str | None, at: str) -> None:
-        cur.execute("INSERT INTO history (namespace, entry_id, event, at, actor, old, new) "
-                    "VALUES (%s,%s,%s,%s,%s,%s,%s)", (namespace, entry_id, event, at, actor, old, new))
-
-    def _delete_ids(self, cur: psycopg.Cursor, namespace: str, ids: list[str]) -> dict[str, str]:
-        """Delete these ids of `namespace` (their tags and postings cascade) and take them out
-        of the BM25 statistics; returns id -> the deleted JSON."""
-        if not ids:
-            return {}
-        rows = cur.execute("SELECT rowid, id, data, lex_len FROM entries WHERE namespace = %s AND id = ANY(%s) "
-                           "ORDER BY rowid", (namespace, ids)).fetchall()
-        if not rows:
-            return {}
-        rowids = [int(r[0]) for r in rows]
-        cur.execute("WITH gone AS (SELECT term, count(*) AS n FROM postings WHERE rowid = ANY(%s) GROUP BY term) "
-                    "UPDATE terms t SET df = t.df - gone.n FROM gone WHERE t.term = gone.term", (rowids,))
-        cur.execute("DELETE FROM terms WHERE df <= 0")
-        # The SQLite store re-sums the lengths after a delete; so do we (no drift).
-        cur.execute("DELETE FROM entries WHERE rowid = ANY(%s)", (rowids,))
-        cur.execute("UPDATE namespace_rows SET rows = rows - %s WHERE namespace = %s", (len(rowids), namespace))
-        cur.execute("UPDATE lex_stats SET rows = s.n, total_length = s.total FROM "
-                    "(SELECT count(*) AS n, coalesce(sum(lex_len::float8), 0) AS total FROM entries) s")
-        cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key IN ('write_seq', 'delete_seq')")
-        return {entry_id: data for _, entry_id, data, _ in rows}
 
     def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None,
                actor: str | None = None, missing_ok: bool = False) -> int:
@@ -475,10 +377,10 @@ class PostgresStore:
                 if missing and not missing_ok:
                     shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
                     raise NotFoundError(f"not found in namespace {namespace!r}: {shown}")
-            gone = self._delete_ids(cur, namespace, targets)
+            gone = delete_rows(cur, namespace, targets)
             now = utc_now()
             for entry_id, old in gone.items():
-                self._log(cur, namespace, entry_id, "DELETE", old, None, actor, now)
+                log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             return len(gone)
 
     # -- reads ---------------------------------------------------------------------------
@@ -547,7 +449,7 @@ class PostgresStore:
                                "AND old IS NOT DISTINCT FROM %s AND new IS NOT DISTINCT FROM %s",
                                (e["namespace"], e["id"], e["event"], e["at"], old, new)).fetchone():
                     continue
-                self._log(cur, e["namespace"], e["id"], e["event"], old, new, e["actor"], e["at"])
+                log_event(cur, e["namespace"], e["id"], e["event"], old, new, e["actor"], e["at"])
                 added += 1
         return added
 
@@ -748,88 +650,30 @@ class PostgresStore:
                 [*patterns, *[_like_escape(p) for p in patterns], *params, k]).fetchall()
         return [(int(rowid), float(n)) for rowid, n in rows]
 
-    # -- admin ---------------------------------------------------------------------------
+    # -- admin (`listing`) ---------------------------------------------------------------
     def page(self, namespace: str, filters: Filters, *, newest_first: bool, limit: int,
              after: int | None = None) -> tuple[list[Entry], int | None]:
-        where, params = where_clause(namespace, filters)
-        if after is not None:
-            where += " AND e.rowid < %s" if newest_first else " AND e.rowid > %s"
-            params = [*params, after]
+        """A keyset page of entries in insertion order or its reverse."""
         with self._read() as cur:
-            rows = cur.execute(f"SELECT e.rowid, e.data FROM entries e WHERE {where} ORDER BY e.rowid "
-                               f"{'DESC' if newest_first else 'ASC'} LIMIT %s", [*params, limit + 1]).fetchall()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        return [decode_entry(data) for _, data in rows], (int(rows[-1][0]) if more and rows else None)
+            return listing.page(cur, namespace, filters, newest_first=newest_first, limit=limit, after=after)
 
     def namespaces(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
         with self._read() as cur:
-            for ns, kind, n in cur.execute("SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind "
-                                           "ORDER BY namespace, kind"):
-                out.setdefault(ns, {})[kind] = int(n)
-        return out
+            return listing.namespaces(cur)
 
     def stats(self) -> dict[str, Any]:
         with self._read() as cur:
-            by_ns: dict[str, dict[str, int]] = {}
-            for ns, kind, n in cur.execute("SELECT namespace, kind, count(*) FROM entries GROUP BY namespace, kind"):
-                by_ns.setdefault(ns, {})[kind] = int(n)
-            meta = dict(cur.execute("SELECT key, value FROM meta").fetchall())
-            vectors = int(scalar(cur.execute("SELECT count(*) FROM entries WHERE vec IS NOT NULL")))
-            size = int(scalar(cur.execute("SELECT pg_database_size(current_database())")))
-            version = str(scalar(cur.execute("SHOW server_version")))
-        total = sum(sum(v.values()) for v in by_ns.values())
-        return {
-            "path": self.location,
-            "count": total,
-            "namespaces": {ns: {"count": sum(k.values()), "kinds": k} for ns, k in sorted(by_ns.items())},
-            "embedder": meta.get("embedder"),
-            "dim": int(meta.get("dim") or 0) or None,
-            "vectors": vectors,
-            "schema_version": meta.get("schema_version"),
-            "file_bytes": size,
-            "backend": "postgres",
-            "server_version": f"PostgreSQL {version}",
-        }
+            return listing.stats(cur, self.location)
 
     def timeline(self, namespace: str, filters: Filters, field: str,
                  bucket: str) -> tuple[list[tuple[str, int]], int, str | None, str | None]:
         """Entry counts per UTC bucket (day, week from Monday, month, year), as on SQLite."""
-        where, params = where_clause(namespace, filters)
-        if field == "created":
-            t = "(e.created_at::timestamptz AT TIME ZONE 'UTC')"
-            first_last = "min(e.created_at), max(e.created_at)"
-        else:
-            t = "(to_timestamp(e.ts) AT TIME ZONE 'UTC')"
-            first_last = ("to_char(to_timestamp(min(e.ts)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), "
-                          "to_char(to_timestamp(max(e.ts)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')")
-        key = {"day": f"to_char({t}, 'YYYY-MM-DD')", "week": f"to_char(date_trunc('week', {t}), 'YYYY-MM-DD')",
-               "month": f"to_char({t}, 'YYYY-MM-01')", "year": f"to_char({t}, 'YYYY-01-01')"}[bucket]
-        undated = 0
         with self._read() as cur:
-            if field == "event":
-                undated = int(scalar(cur.execute(f"SELECT count(*) FROM entries e WHERE {where} AND e.ts IS NULL",
-                                          params)))
-                where += " AND e.ts IS NOT NULL"
-            first, last = one(cur.execute(f"SELECT {first_last} FROM entries e WHERE {where}", params))
-            rows = cur.execute(f"SELECT {key} AS b, count(*) FROM entries e WHERE {where} GROUP BY b ORDER BY b",
-                               params).fetchall()
-        return ([(str(b), int(n)) for b, n in rows], undated, None if first is None else str(first),
-                None if last is None else str(last))
+            return listing.timeline(cur, namespace, filters, field, bucket)
 
     def sessions(self, namespace: str, filters: Filters, limit: int) -> list[dict[str, Any]]:
-        where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            rows = cur.execute(
-                "SELECT e.session_id, count(*) FILTER (WHERE e.kind = 'turn'), count(*) FILTER (WHERE e.kind = 'fact'), "
-                "count(*), min(e.ts), max(e.ts), "
-                "array_agg(e.speaker ORDER BY e.rowid) FILTER (WHERE e.speaker IS NOT NULL AND e.kind = 'turn') "
-                f"FROM entries e WHERE {where} AND e.session_id IS NOT NULL "
-                "GROUP BY e.session_id ORDER BY max(e.rowid) DESC LIMIT %s", [*params, limit]).fetchall()
-        return [{"session_id": str(sid), "turns": int(turns), "facts": int(facts), "count": int(n),
-                 "start": _iso(start), "end": _iso(end), "speakers": list(dict.fromkeys(speakers or []))}
-                for sid, turns, facts, n, start, end, speakers in rows]
+            return listing.sessions(cur, namespace, filters, limit)
 
     def close(self) -> None:
         if self._closed:
@@ -844,6 +688,3 @@ class PostgresStore:
             self._connections.clear()
         self._writer = None
 
-
-def _iso(epoch: Any) -> str | None:
-    return None if epoch is None else datetime.fromtimestamp(float(epoch), timezone.utc).isoformat()
