@@ -1,30 +1,25 @@
 """`Store` on a PostgreSQL database with pgvector (docs/POSTGRES.md).
 
-The database does the indexing the SQLite store mirrors in RAM: BM25 statistics
-(``postings``, ``terms``, ``lex_stats``) kept in each write transaction, an HNSW cosine index
-on ``entries.vec``, a trigram index for substrings, B-tree/GIN indexes for filters, which
-every channel applies in its own SQL. Channel scores are `channels`' definitions computed
-in Python from the statistics the SQL returns, with the same float32 arithmetic as the
-SQLite store's in-memory indexes, so both backends give the same numbers for the same data.
-
-Connections: one writer connection (guarded by a lock) and one read-only REPEATABLE READ
-connection per thread, so every read sees one snapshot. Every write transaction takes the
-advisory lock `schema.WRITE_LOCK` first (waiting up to the busy timeout): writers from any
-number of processes are serialised like SQLite's ``BEGIN IMMEDIATE``.
+The database holds what the SQLite store mirrors in RAM: BM25 postings and statistics kept
+in each write transaction (`writes`), an HNSW cosine index on ``entries.vec``, a trigram
+index for substrings, B-tree/GIN indexes for filters. Channel scores are `channels`'
+definitions with the same float32 arithmetic as the SQLite store's in-memory indexes, over
+the database's statistics and a per-process cache of its postings (`bm25`, `postings`), so
+both backends give the same numbers for the same data at any size. Filters are SQL
+(`filters`); connections and the advisory write lock are `connections`; admin reads are
+`listing`.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, ContextManager, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
 import psycopg
 from psycopg import IsolationLevel
-from psycopg.pq import TransactionStatus
 
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, utc_now
@@ -36,11 +31,12 @@ from ..open import redact
 from .errors import map_pg_error, translate_pg_errors
 from .filters import where_clause
 from . import bm25
+from .connections import Connections
 from .postings import PostingsCache
 from . import listing
 from .writes import delete_rows, insert_rows, log_event
 from .schema import (
-    DDL, SCHEMA, VECTOR_INDEX, VECTOR_INDEX_DDL, WRITE_LOCK, index_build_memory, upgrade, vector_ddl,
+    DDL, SCHEMA, VECTOR_INDEX, VECTOR_INDEX_DDL, index_build_memory, upgrade, vector_ddl,
 )
 from .rows import decode_entry, scalar
 
@@ -76,17 +72,10 @@ class PostgresStore:
         self.read_only = read_only
         self.in_recovery = False  # a hot standby (found on open; then read-only too)
         self.busy_timeout_ms = busy_timeout_ms
-        self._local = threading.local()
-        self._connections: list[psycopg.Connection] = []
-        self._conn_lock = threading.Lock()
-        self._write_lock = threading.RLock()
-        self._writer: psycopg.Connection | None = None
-        self._closed = False
+        self._db = Connections(url, self.location)
         self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
         self._defer_index = False  # inside `bulk_load`: the HNSW index is built at its end
         self._postings = PostingsCache()  # the postings and tag lists searches read (`postings`)
-        self._generation = 0  # bumped when a connection is found lost (`_forget_broken`)
-        self._writer_generation = 0
         try:
             self._open()
         except psycopg.Error as exc:
@@ -97,96 +86,25 @@ class PostgresStore:
             raise
         self._names = Gazetteer(self._seqs, self._name_rows)
 
-    # -- connections ---------------------------------------------------------------------
-    def _connect(self, *, reader: bool) -> psycopg.Connection:
-        conn = psycopg.connect(self.url, autocommit=True, options=f"-c search_path={SCHEMA},public")
-        if reader:
-            conn.isolation_level = IsolationLevel.REPEATABLE_READ
-            conn.read_only = True
-        with self._conn_lock:
-            self._connections.append(conn)
-        return conn
-
-    def _reader_conn(self) -> psycopg.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and getattr(self._local, "generation", 0) != self._generation:
-            self._local.conn = None  # a connection was lost since this one was opened: so is it, likely
-            try:
-                conn.close()
-            except psycopg.Error:
-                pass
-            conn = None
-        if conn is None or conn.closed:
-            conn = self._local.conn = self._connect(reader=True)
-            self._local.generation = self._generation
-        return conn
-
-    def _writer_conn(self) -> psycopg.Connection:
-        """The writer connection (callers hold `_write_lock`), reopened after a loss."""
-        if self._writer is not None and self._writer_generation != self._generation:
-            try:
-                self._writer.close()
-            except psycopg.Error:
-                pass
-            self._writer = None
-        if self._writer is None or self._writer.closed:
-            self._writer = self._connect(reader=False)
-            self._writer_generation = self._generation
-        return self._writer
-
-    def _forget_broken(self) -> None:
-        """After an error, drop connections that can no longer be used (a lost server). When
-        one was lost, every thread's reader is reopened on its next use too (a restart or
-        failover ends them all; each would otherwise fail one call of its own)."""
-        lost = False
-        for conn in (getattr(self._local, "conn", None), self._writer):
-            if conn is not None and (conn.closed or conn.broken):
-                lost = True
-                try:
-                    conn.close()
-                except psycopg.Error:
-                    pass
-        if lost:
-            self._generation += 1
-        if self._writer is not None and self._writer.closed:
-            self._writer = None
-
-    @contextmanager
-    def _read(self, binary: bool = False) -> Iterator[psycopg.Cursor]:
+    # -- connections (`connections`) -----------------------------------------------------
+    def _read(self, binary: bool = False) -> ContextManager[psycopg.Cursor[Any]]:
         """A cursor in one read-only snapshot (nested calls join it); `binary` results come
         in PostgreSQL's binary form (vectors as bytes: `_vector`)."""
-        conn = self._reader_conn()
-        if conn.info.transaction_status != TransactionStatus.IDLE:
-            yield conn.cursor(binary=binary)
-            return
-        with conn.transaction():
-            yield conn.cursor(binary=binary)
+        return self._db.read(binary)
 
     @contextmanager
-    def _write(self, timeout_ms: int | None = None) -> Iterator[psycopg.Cursor]:
+    def _write(self, timeout_ms: int | None = None) -> Iterator[psycopg.Cursor[Any]]:
         """A write transaction holding the store's advisory write lock (all or nothing)."""
         if self.read_only:
             if self.in_recovery:
                 raise ReadOnlyStoreError(f"store {self.location} is on a hot standby (a read replica), which "
                                          "cannot be written; write on the primary")
             raise ReadOnlyStoreError(f"store {self.location} is open read-only")
-        wait = self.busy_timeout_ms if timeout_ms is None else timeout_ms
-        with self._write_lock:
-            conn = self._writer_conn()
-            if conn.info.transaction_status != TransactionStatus.IDLE:
-                yield conn.cursor()
-                return
-            with conn.transaction():
-                cur = conn.cursor()
-                cur.execute(f"SET LOCAL lock_timeout = '{max(1, int(wait))}ms'")
-                try:
-                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-                except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled) as exc:
-                    from ...errors import StoreBusyError
-                    raise StoreBusyError(f"store {self.location} is busy: another process held its lock for over "
-                                         f"{wait / 1000:g} s; try again") from exc
-                cur.execute("SET LOCAL lock_timeout = 0")
-                yield cur
+        with self._db.write(self.busy_timeout_ms if timeout_ms is None else timeout_ms) as cur:
+            yield cur
+
+    def _forget_broken(self) -> None:
+        self._db.forget_broken()
 
     def _open(self) -> None:
         if urlsplit(self.url).scheme.lower() not in ("postgresql", "postgres"):
@@ -676,15 +594,5 @@ class PostgresStore:
             return listing.sessions(cur, namespace, filters, limit)
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        with self._conn_lock:
-            for conn in self._connections:
-                try:
-                    conn.close()
-                except psycopg.Error:
-                    pass
-            self._connections.clear()
-        self._writer = None
+        self._db.close()
 

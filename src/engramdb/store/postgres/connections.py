@@ -1,0 +1,125 @@
+"""The connections of one `PostgresStore`: a read-only REPEATABLE READ connection per thread
+(every read sees one snapshot) and one writer connection guarded by a lock, whose every
+transaction first takes the store's advisory lock `schema.WRITE_LOCK` (waiting up to the
+busy timeout), so writers from any number of processes are serialised like SQLite's
+``BEGIN IMMEDIATE``. After a connection is found lost (a restart, a failover), every
+thread's connection is reopened on its next use."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import psycopg
+from psycopg import IsolationLevel
+from psycopg.pq import TransactionStatus
+
+from ...errors import StoreBusyError
+from .schema import SCHEMA, WRITE_LOCK
+
+
+class Connections:
+    def __init__(self, url: str, location: str) -> None:
+        self.url = url
+        self.location = location
+        self._local = threading.local()
+        self._all: list[psycopg.Connection[Any]] = []
+        self._lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._writer: psycopg.Connection[Any] | None = None
+        self._generation = 0  # bumped when a connection is found lost (`forget_broken`)
+        self._writer_generation = 0
+        self._closed = False
+
+    def _connect(self, *, reader: bool) -> psycopg.Connection[Any]:
+        conn = psycopg.connect(self.url, autocommit=True, options=f"-c search_path={SCHEMA},public")
+        if reader:
+            conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            conn.read_only = True
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    @staticmethod
+    def _close(conn: psycopg.Connection[Any]) -> None:
+        try:
+            conn.close()
+        except psycopg.Error:
+            pass
+
+    def reader(self) -> psycopg.Connection[Any]:
+        """This thread's read-only connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "generation", 0) != self._generation:
+            self._local.conn = None  # a connection was lost since this one was opened: so is it, likely
+            self._close(conn)
+            conn = None
+        if conn is None or conn.closed:
+            conn = self._local.conn = self._connect(reader=True)
+            self._local.generation = self._generation
+        return conn
+
+    def _writer_conn(self) -> psycopg.Connection[Any]:
+        """The writer connection (callers hold `_write_lock`), reopened after a loss."""
+        if self._writer is not None and self._writer_generation != self._generation:
+            self._close(self._writer)
+            self._writer = None
+        if self._writer is None or self._writer.closed:
+            self._writer = self._connect(reader=False)
+            self._writer_generation = self._generation
+        return self._writer
+
+    def forget_broken(self) -> None:
+        """After an error, drop connections that can no longer be used (a lost server). When
+        one was lost, every thread's reader is reopened on its next use too (a restart or
+        failover ends them all; each would otherwise fail one call of its own)."""
+        lost = False
+        for conn in (getattr(self._local, "conn", None), self._writer):
+            if conn is not None and (conn.closed or conn.broken):
+                lost = True
+                self._close(conn)
+        if lost:
+            self._generation += 1
+        if self._writer is not None and self._writer.closed:
+            self._writer = None
+
+    @contextmanager
+    def read(self, binary: bool = False) -> Iterator[psycopg.Cursor[Any]]:
+        """A cursor in one read-only snapshot (nested calls join it)."""
+        conn = self.reader()
+        if conn.info.transaction_status != TransactionStatus.IDLE:
+            yield conn.cursor(binary=binary)
+            return
+        with conn.transaction():
+            yield conn.cursor(binary=binary)
+
+    @contextmanager
+    def write(self, wait_ms: int) -> Iterator[psycopg.Cursor[Any]]:
+        """A write transaction holding the advisory write lock, waiting up to `wait_ms` for it
+        (then `StoreBusyError`); nested calls join the open transaction."""
+        with self._write_lock:
+            conn = self._writer_conn()
+            if conn.info.transaction_status != TransactionStatus.IDLE:
+                yield conn.cursor()
+                return
+            with conn.transaction():
+                cur = conn.cursor()
+                cur.execute(f"SET LOCAL lock_timeout = '{max(1, int(wait_ms))}ms'")
+                try:
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled) as exc:
+                    raise StoreBusyError(f"store {self.location} is busy: another process held its lock for over "
+                                         f"{wait_ms / 1000:g} s; try again") from exc
+                cur.execute("SET LOCAL lock_timeout = 0")
+                yield cur
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._lock:
+            for conn in self._all:
+                self._close(conn)
+            self._all.clear()
+        self._writer = None
