@@ -32,6 +32,10 @@ BAD_FIELDS = [
     ({"metadata": {"n": 2**70}}, "integer out of the 64-bit range"),
     ({"metadata": {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}, "nested more than"),
     ({"text": "lone \udc80 surrogate"}, "not valid Unicode"),
+    # PostgreSQL cannot store NUL in text: refused on every backend, before the first write.
+    ({"text": "a NUL \x00 inside"}, "entry text contains a NUL character"),
+    ({"metadata": {"note": "nul\x00"}}, "contains a NUL character"),
+    ({"persons": ["Al\x00ice"]}, "contains a NUL character"),
     ({"kind": "memo"}, "entry kind must be one of"),
 ]
 

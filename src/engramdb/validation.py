@@ -31,11 +31,16 @@ def checked(check: Callable[..., T], *args: Any) -> T:
 
 
 def check_unicode(value: str, what: str) -> str:
-    """`value` itself, if it can be stored as UTF-8 (no lone surrogates)."""
+    """`value` itself, if every backend can store it: UTF-8 (no lone surrogates) without NUL
+    characters (PostgreSQL cannot store them in text; refused on every backend, before the
+    first write, so a store can always move to another)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError(f"{what} is not valid Unicode (a lone surrogate at position {exc.start})") from None
+    if "\x00" in value:
+        raise ValueError(f"{what} contains a NUL character (\\x00) at position {value.index(chr(0))}; "
+                         "remove it (it cannot be stored)")
     return value
 
 
