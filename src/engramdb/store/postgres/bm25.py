@@ -47,21 +47,20 @@ class QueryStats:
     idfs: tuple[float, ...]
 
 
-def query_stats(cur: psycopg.Cursor, terms: Sequence[str]) -> QueryStats | None:
-    """Statistics for `terms`, or None when no row can match."""
+def query_state(cur: psycopg.Cursor, terms: Sequence[str]) -> tuple[QueryStats | None, int]:
+    """In one round trip: the statistics for `terms` (None when no row can match) and the
+    store's delete sequence (which keys the postings cache)."""
     order = list(dict.fromkeys(terms))
-    if not order:
-        return None
-    rows, total = one(cur.execute("SELECT rows, total_length FROM lex_stats WHERE id = 1"))
-    rows = int(rows)
-    if rows == 0:
-        return None
-    dfs: dict[str, int] = dict(cur.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (order,)).fetchall())
+    rows, total, delete_seq, dfs = one(cur.execute(
+        "SELECT l.rows, l.total_length, (SELECT value FROM meta WHERE key = 'delete_seq'), "
+        "(SELECT json_object_agg(term, df) FROM terms WHERE term = ANY(%s)) FROM lex_stats l WHERE l.id = 1",
+        (order,)))
+    rows, dfs = int(rows), dfs or {}
     known = [t for t in order if t in dfs]
-    if not known:
-        return None
+    if rows == 0 or not known:
+        return None, int(delete_seq or 0)
     return QueryStats(rows, average_length(float(total), rows), tuple(known),
-                      tuple(idf(rows, int(dfs[t])) for t in known))
+                      tuple(idf(rows, int(dfs[t])) for t in known)), int(delete_seq or 0)
 
 
 @dataclass
@@ -108,12 +107,13 @@ class Scorer:
         return out
 
 
-def scorer(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, namespace: str | None,
-           terms: Sequence[str]) -> Scorer | None:
-    stats = query_stats(cur, terms)
+def scorer(cur: psycopg.Cursor, cache: PostingsCache, namespace: str | None,
+           terms: Sequence[str]) -> tuple[Scorer | None, int]:
+    """BM25 for `terms` (None when no row can match) and the delete sequence."""
+    stats, delete_seq = query_state(cur, terms)
     if stats is None:
-        return None
-    return Scorer(stats, cache.terms(cur, delete_seq, namespace, stats.terms))
+        return None, delete_seq
+    return Scorer(stats, cache.terms(cur, delete_seq, namespace, stats.terms)), delete_seq
 
 
 def first_admitted(cur: psycopg.Cursor, ranked: Callable[[int], np.ndarray], total: int, k: int, where: str,
@@ -132,10 +132,10 @@ def first_admitted(cur: psycopg.Cursor, ranked: Callable[[int], np.ndarray], tot
         want *= WIDEN
 
 
-def lexical(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, terms: Sequence[str], k: int,
+def lexical(cur: psycopg.Cursor, cache: PostingsCache, terms: Sequence[str], k: int,
             namespace: str | None, where: str, params: list[Any]) -> list[tuple[int, float]]:
     """Top `k` (rowid, BM25) among the rows `where` admits: best first, ties by rowid."""
-    bm = scorer(cur, cache, delete_seq, namespace, terms)
+    bm, _ = scorer(cur, cache, namespace, terms)
     if bm is None or k <= 0:
         return []
     rowids, scores = bm.all_rows()
@@ -146,15 +146,15 @@ def lexical(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, terms: S
     return [(r, float(s)) for r, s in zip(chosen, scores[at])]
 
 
-def symbolic(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, names: Sequence[tuple[str, str]],
+def symbolic(cur: psycopg.Cursor, cache: PostingsCache, names: Sequence[tuple[str, str]],
              terms: Sequence[str], k: int, namespace: str | None, where: str,
              params: list[Any]) -> list[tuple[int, float]]:
     """Top `k` admitted rows tagged with the most of `names`, then by BM25, then the newest."""
+    bm, delete_seq = scorer(cur, cache, namespace, terms)
     tagged = [plist.rowids for plist in cache.tags(cur, delete_seq, names).values() if len(plist.rowids)]
     if not tagged:
         return []
     rowids, counts = np.unique(np.concatenate(tagged), return_counts=True)
-    bm = scorer(cur, cache, delete_seq, namespace, terms) if terms else None
     lexical_scores = bm.of(rowids).astype(np.float64) if bm is not None else np.zeros(len(rowids))
     names_matched = counts.astype(np.float64)
     order = np.lexsort((-rowids, -lexical_scores, -names_matched))
@@ -163,7 +163,7 @@ def symbolic(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, names: 
     return rank_symbolic(rowids[keep], names_matched[keep], lexical_scores[keep], k)
 
 
-def temporal(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, start: float, end: float,
+def temporal(cur: psycopg.Cursor, cache: PostingsCache, start: float, end: float,
              terms: Sequence[str], k: int, namespace: str | None, where: str,
              params: list[Any]) -> list[tuple[int, float]]:
     """Top `k` admitted rows whose time overlaps ``[start, end)``, most overlap first."""
@@ -178,17 +178,17 @@ def temporal(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, start: 
     if not found or not found[0]:
         return []
     rowids = np.array(found[0], dtype=np.int64)
-    bm = scorer(cur, cache, delete_seq, namespace, terms) if terms else None
+    bm, _ = scorer(cur, cache, namespace, terms)
     lexical_scores = bm.of(rowids).astype(np.float64) if bm is not None else np.zeros(len(rowids))
     begin = np.array(found[1], dtype=np.float64)
     finish = np.array(found[2], dtype=np.float64)
     return rank_temporal(rowids, begin, overlap_share(begin, finish, start, end), lexical_scores, k)
 
 
-def dated(cur: psycopg.Cursor, cache: PostingsCache, delete_seq: int, terms: Sequence[str], k: int,
+def dated(cur: psycopg.Cursor, cache: PostingsCache, terms: Sequence[str], k: int,
           namespace: str | None, where: str, params: list[Any]) -> list[tuple[int, float]]:
     """Top `k` admitted rows that state a period, by BM25 (zero scores dropped)."""
-    bm = scorer(cur, cache, delete_seq, namespace, terms)
+    bm, _ = scorer(cur, cache, namespace, terms)
     if bm is None:
         return []
     rowids = np.array([r for (r,) in cur.execute(

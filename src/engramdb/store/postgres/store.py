@@ -400,7 +400,7 @@ class PostgresStore:
             return []
         where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            return bm25.lexical(cur, self._postings, self._seqs()[1], terms, k, namespace, where, params)
+            return bm25.lexical(cur, self._postings, terms, k, namespace, where, params)
 
     def term_coverage(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, int]:
         distinct = list(dict.fromkeys(terms))
@@ -438,8 +438,8 @@ class PostgresStore:
                                            [*params, EXACT_MAX + 1])))
             rows = None
             if admitted > EXACT_MAX and self._has_vector_index(cur):
-                cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                cur.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, fetch))}")
+                cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                            "set_config('hnsw.ef_search', %s, true)", (str(min(1000, max(40, fetch))),))
                 rows = cur.execute(
                     f"SELECT rowid, vec FROM (SELECT e.rowid, e.vec, e.vec <=> %s::real[]::vector AS d "
                     f"FROM entries e WHERE {where} ORDER BY d LIMIT %s) s", [q, *params, fetch]).fetchall()
@@ -467,7 +467,7 @@ class PostgresStore:
             return []
         where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            return bm25.symbolic(cur, self._postings, self._seqs()[1], names, terms, k, namespace, where, params)
+            return bm25.symbolic(cur, self._postings, names, terms, k, namespace, where, params)
 
     def match_names(self, namespace: str | None, text: str) -> list[tuple[str, str]]:
         return self._names.match(namespace, text)
@@ -519,7 +519,7 @@ class PostgresStore:
         """Entries whose time overlaps ``[start, end)``, most overlap first (`channels`)."""
         where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            return bm25.temporal(cur, self._postings, self._seqs()[1], start, end, terms, k, namespace, where,
+            return bm25.temporal(cur, self._postings, start, end, terms, k, namespace, where,
                                  params)
 
     def dated(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
@@ -528,7 +528,7 @@ class PostgresStore:
             return []
         where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            return bm25.dated(cur, self._postings, self._seqs()[1], terms, k, namespace, where, params)
+            return bm25.dated(cur, self._postings, terms, k, namespace, where, params)
 
     def newest_timestamp(self, namespace: str | None) -> str | None:
         """The namespace's latest time (non-fact entries first), cached per write sequence."""
