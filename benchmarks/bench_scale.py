@@ -103,22 +103,20 @@ def ingest(db: str, n: int, batch: int, embedder: str) -> dict[str, Any]:
         done, spent = store.count(None), 0.0
         for _ in range(done):  # resume: regenerate (and skip) what is stored
             make_entry(rng, 0)
-        loading = store.bulk_load(n - done)  # as `engram migrate` loads: indexes built at the end
-        loading.__enter__()
-        while done < n:
-            size = min(batch, n - done)
-            made = [make_entry(rng, done + j) for j in range(size)]
-            entries = [e for e, _ in made]
-            vectors = parts_vectors.of([p for _, p in made])
-            terms = [entry_terms(e) for e in entries]
-            start = time.perf_counter()
-            store.upsert("default", entries, vectors, terms)
-            spent += time.perf_counter() - start
-            done += size
-            print(f"\r  ingest {done}/{n}  {done / max(spent, 1e-9):.0f}/s", end="", file=sys.stderr)
-        print(file=sys.stderr)
-        start = time.perf_counter()
-        loading.__exit__(None, None, None)
+        with store.bulk_load(n - done):  # as `engram migrate` loads: indexes built at the end
+            while done < n:
+                size = min(batch, n - done)
+                made = [make_entry(rng, done + j) for j in range(size)]
+                entries = [e for e, _ in made]
+                vectors = parts_vectors.of([p for _, p in made])
+                terms = [entry_terms(e) for e in entries]
+                start = time.perf_counter()
+                store.upsert("default", entries, vectors, terms)
+                spent += time.perf_counter() - start
+                done += size
+                print(f"\r  ingest {done}/{n}  {done / max(spent, 1e-9):.0f}/s", end="", file=sys.stderr)
+            print(file=sys.stderr)
+            start = time.perf_counter()  # leaving the block builds the deferred index
         index_s = time.perf_counter() - start
         spent += index_s
         return {"ingest_s": round(spent, 1), "ingest_per_s": round(n / spent, 1) if spent else None,

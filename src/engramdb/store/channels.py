@@ -38,11 +38,9 @@ NAME_FIELDS = ("person", "entity", "location")  # the tag fields the gazetteer m
 # -- lexical (BM25) ----------------------------------------------------------------------
 def term_frequencies(body: Sequence[str], tags: Sequence[str]) -> Counter[str]:
     """Term -> weighted frequency of one row: body terms count 1, tag terms `TAG_WEIGHT`."""
-    counts: Counter[str] = Counter()  # float counts: tag terms add TAG_WEIGHT
-    for term in body:
-        counts[term] += 1
+    counts: Counter[str] = Counter(body)
     for term in tags:
-        counts[term] += TAG_WEIGHT  # type: ignore[assignment]
+        counts[term] += TAG_WEIGHT  # type: ignore[assignment]  # float counts: Counter is typed int
     return counts
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from .base import Filters
 from .channels import overlap_share, rank_dated, rank_temporal
 from .mirrors import Mirrors
+from .newest import NewestTimestamps
 from .sql_filters import where_clause
 from .sqlite_db import SQLiteFile
 
@@ -20,7 +21,7 @@ class TimeChannels:
 
     def __init__(self, db: SQLiteFile, mirrors: Mirrors) -> None:
         self.db, self.mirrors = db, mirrors
-        self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
+        self._newest = NewestTimestamps("?")
 
     def _bm25(self, terms: Sequence[str], rowids: np.ndarray) -> np.ndarray:
         """BM25 of the query terms for `rowids` (0 where a row has no terms indexed)."""
@@ -85,26 +86,11 @@ class TimeChannels:
         return rank_dated(rowids, scores, k)
 
     def newest_timestamp(self, namespace: str | None) -> str | None:
-        """The latest time anything was said or written in the namespace: the default "now" for
-        relative questions. Facts are only used when there is nothing else, because a fact's
-        time is its event's, which may lie in the future ("next month")."""
+        """The namespace's latest time (`newest`)."""
         conn = self.db.reader()
-        # Asked on every search, but it only changes with a write: cached per write sequence
-        # (finding it scans the namespace's timestamps, ~10 ms at 10k entries).
-        seqs = self.db.seqs(conn)
-        cached = self._newest_cache.get(namespace)
-        if cached is not None and cached[0] == seqs:
-            return cached[1]
-        scope, params = ("namespace = ? AND ", [namespace]) if namespace is not None else ("", [])
-        newest: str | None = None
-        for kinds in ("kind != 'fact' AND ", ""):
-            row = conn.execute(f"SELECT max(ts) FROM entries WHERE {scope}{kinds}ts IS NOT NULL", params).fetchone()
-            if row and row[0] is not None:
-                found = conn.execute(f"SELECT timestamp FROM entries WHERE {scope}ts = ? LIMIT 1",
-                                     params + [row[0]]).fetchone()
-                newest = found[0] if found else None
-                break
-        if len(self._newest_cache) > 64:
-            self._newest_cache.clear()
-        self._newest_cache[namespace] = (seqs, newest)
-        return newest
+
+        def value(sql: str, params: list[Any]) -> Any:
+            row = conn.execute(sql, params).fetchone()
+            return None if row is None else row[0]
+
+        return self._newest.get(namespace, self.db.seqs(conn), value)

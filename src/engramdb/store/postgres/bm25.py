@@ -173,9 +173,9 @@ def temporal(cur: psycopg.Cursor, cache: PostingsCache, start: float, end: float
     window = (f"SELECT e.rowid, e.ts, coalesce(e.ts_end, e.ts) AS fin FROM entries e WHERE {where} AND e.ts >= %s "
               f"AND e.ts < %s AND {overlap} UNION ALL SELECT e.rowid, e.ts, e.ts_end FROM entries e WHERE {where} "
               f"AND e.ts_end IS NOT NULL AND e.ts_end > %s AND e.ts < %s AND {overlap}")
-    found = cur.execute(f"SELECT array_agg(rowid), array_agg(ts), array_agg(fin) FROM ({window}) w",
-                        params + [start, end, start, start] + params + [start, start, start, start]).fetchone()
-    if not found or not found[0]:
+    found = one(cur.execute(f"SELECT array_agg(rowid), array_agg(ts), array_agg(fin) FROM ({window}) w",
+                            params + [start, end, start, start] + params + [start, start, start, start]))
+    if not found[0]:
         return []
     rowids = np.array(found[0], dtype=np.int64)
     bm, _ = scorer(cur, cache, namespace, terms)

@@ -19,12 +19,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import psycopg
 
 MAX_POSTINGS = 20_000_000  # ~16 bytes each: ~320 MB at most
+Key = tuple[str, str | None, str]  # ("term", namespace, term) or ("tag", field, value)
 
 
 @dataclass
@@ -56,11 +57,11 @@ _EMPTY = PostingList(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32),
 
 
 class PostingsCache:
-    """Thread-safe; one per `PostingsStore`."""
+    """Thread-safe; one per `PostgresStore`."""
 
     def __init__(self, max_postings: int = MAX_POSTINGS) -> None:
         self.max_postings = max_postings
-        self._lists: OrderedDict[tuple[str, str | None, str], PostingList] = OrderedDict()
+        self._lists: OrderedDict[Key, PostingList] = OrderedDict()
         self._size = 0
         self._delete_seq: int | None = None
         self._lock = threading.Lock()
@@ -76,7 +77,7 @@ class PostingsCache:
             self._size = 0
             self._delete_seq = delete_seq
 
-    def _put(self, key: tuple[str, str | None, str], value: PostingList) -> None:
+    def _put(self, key: Key, value: PostingList) -> None:
         old = self._lists.pop(key, None)
         self._size += len(value.rowids) - (len(old.rowids) if old is not None else 0)
         self._lists[key] = value
@@ -84,7 +85,7 @@ class PostingsCache:
             _, evicted = self._lists.popitem(last=False)
             self._size -= len(evicted.rowids)
 
-    def _bases(self, delete_seq: int, keys: list[tuple[str, str | None, str]]) -> list[PostingList]:
+    def _bases(self, delete_seq: int, keys: list[Key]) -> list[PostingList]:
         with self._lock:
             self._check(delete_seq)
             return [self._lists.get(key, _EMPTY) for key in keys]
@@ -92,11 +93,11 @@ class PostingsCache:
     def _cacheable(self, delete_seq: int) -> bool:
         return self._delete_seq == delete_seq  # no delete since the bases were taken
 
-    def terms(self, cur: psycopg.Cursor, delete_seq: int, namespace: str | None,
+    def terms(self, cur: psycopg.Cursor[Any], delete_seq: int, namespace: str | None,
               terms: Sequence[str]) -> dict[str, PostingList]:
         """The postings of `terms` in `namespace` (None: every namespace), up to date with the
         cursor's snapshot."""
-        keys: list[tuple[str, str | None, str]] = [("term", namespace, t) for t in terms]
+        keys: list[Key] = [("term", namespace, t) for t in terms]
         bases = self._bases(delete_seq, keys)
         scope, params = ("p.namespace = %s AND ", [namespace]) if namespace is not None else ("", [])
         # One row per term with its new postings as three arrays, in binary: a first read of
@@ -105,34 +106,32 @@ class PostingsCache:
             "SELECT p.term, array_agg(p.rowid), array_agg(p.tf), array_agg(p.len) FROM postings p "
             "JOIN unnest(%s::text[], %s::int8[]) AS w(term, after) ON p.term = w.term AND p.rowid > w.after "
             f"WHERE {scope}true GROUP BY p.term", [list(terms), [b.last for b in bases], *params]).fetchall()
-        return self._merge(keys, bases, {term: (r, tf, n) for term, r, tf, n in rows}, delete_seq)
+        found = self._merge(keys, bases, {("term", namespace, t): (r, tf, n) for t, r, tf, n in rows}, delete_seq)
+        return {key[2]: plist for key, plist in found.items()}
 
-    def tags(self, cur: psycopg.Cursor, delete_seq: int, names: Sequence[tuple[str, str]]) -> dict[str, PostingList]:
-        """The rows tagged with each (field, value), keyed ``field\\x00value``."""
-        keys: list[tuple[str, str | None, str]] = [("tag", f, v) for f, v in names]
+    def tags(self, cur: psycopg.Cursor[Any], delete_seq: int,
+             names: Sequence[tuple[str, str]]) -> dict[tuple[str, str], PostingList]:
+        """The rows tagged with each (field, value)."""
+        keys: list[Key] = [("tag", f, v) for f, v in names]
         bases = self._bases(delete_seq, keys)
         rows = cur.connection.cursor(binary=True).execute(
             "SELECT t.field, t.value, array_agg(t.rowid) FROM tags t JOIN unnest(%s::text[], %s::text[], %s::int8[]) "
             "AS w(field, value, after) ON t.field = w.field AND t.value = w.value AND t.rowid > w.after "
             "GROUP BY 1, 2", [[f for f, _ in names], [v for _, v in names], [b.last for b in bases]]).fetchall()
-        return self._merge(keys, bases, {f"{f}\x00{v}": (r, [], []) for f, v, r in rows}, delete_seq)
+        found = self._merge(keys, bases, {("tag", f, v): (r, [], []) for f, v, r in rows}, delete_seq)
+        return {(str(key[1]), key[2]): plist for key, plist in found.items()}
 
-    def _merge(self, keys: list[tuple[str, str | None, str]], bases: list[PostingList],
-               new: dict[str, tuple[list[int], list[float], list[float]]], delete_seq: int) -> dict[str, PostingList]:
+    def _merge(self, keys: list[Key], bases: list[PostingList],
+               new: dict[Key, tuple[list[int], list[float], list[float]]], delete_seq: int) -> dict[Key, PostingList]:
         """Each base list extended by its new rows (sorted by rowid here: the database's
         aggregate keeps no order). Bases are immutable, so the result is right for this search
         whatever other threads did meanwhile; it is cached unless a longer list already is."""
-        out: dict[str, PostingList] = {}
-        for key, base in zip(keys, bases):
-            name = key[2] if key[0] == "term" else f"{key[1]}\x00{key[2]}"
-            found = new.get(name)
-            out[name] = base.extended(*found) if found else base
+        out = {key: base.extended(*new[key]) if key in new else base for key, base in zip(keys, bases)}
         with self._lock:
             if not self._cacheable(delete_seq):
                 return out
             for key, base in zip(keys, bases):
-                name = key[2] if key[0] == "term" else f"{key[1]}\x00{key[2]}"
                 current = self._lists.get(key)
-                if current is None or current is base or current.last < out[name].last:
-                    self._put(key, out[name])
+                if current is None or current is base or current.last < out[key].last:
+                    self._put(key, out[key])
         return out

@@ -23,6 +23,10 @@ statistics never race, and rowids are committed in increasing order (keyset page
 
 from __future__ import annotations
 
+from typing import Any
+
+import psycopg
+
 from ..base import SCHEMA_VERSION
 from .rows import scalar
 
@@ -102,22 +106,24 @@ INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}'), ('w
 """
 
 
-def upgrade(cur) -> None:  # type: ignore[no-untyped-def]
+def upgrade(cur: psycopg.Cursor[Any]) -> None:
     """Bring a store made by an earlier version of this backend up to this layout, in the
     caller's write transaction: postings without their namespace and row length, a time
-    index that does not cover the lifecycle columns, no per-namespace row counts."""
-    upgrade_postings(cur)
+    index that does not cover the lifecycle columns, no per-namespace row counts. What is
+    missing is then made by `DDL` itself (its statements are idempotent)."""
+    changed = _upgrade_postings(cur)
     covering = scalar(cur.execute("SELECT pg_get_indexdef(to_regclass(%s))", (f"{SCHEMA}.entries_ns_ts",)))
     if covering is not None and "INCLUDE" not in covering:  # the temporal channel's window: index-only
         cur.execute("DROP INDEX entries_ns_ts")
-        cur.execute("CREATE INDEX entries_ns_ts ON entries (namespace, ts) "
-                    "INCLUDE (rowid, ts_end, superseded_by, expires_at)")
-    if scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.namespace_rows",))) is None:
-        cur.execute("CREATE TABLE namespace_rows (namespace text PRIMARY KEY, rows bigint NOT NULL)")
+        changed = True
+    count_rows = scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.namespace_rows",))) is None
+    if changed or count_rows:
+        cur.execute(DDL)
+    if count_rows:
         cur.execute("INSERT INTO namespace_rows SELECT namespace, count(*) FROM entries GROUP BY namespace")
 
 
-def upgrade_postings(cur) -> bool:  # type: ignore[no-untyped-def]
+def _upgrade_postings(cur: psycopg.Cursor[Any]) -> bool:
     """Postings gain their namespace and row length (index-only BM25 scans). Returns
     whether anything changed."""
     has_len = cur.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = %s AND "

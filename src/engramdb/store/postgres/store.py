@@ -30,25 +30,19 @@ from ..gazetteer import Gazetteer
 from ..open import redact
 from .errors import map_pg_error, translate_pg_errors
 from .filters import where_clause
-from . import bm25
+from ..newest import NewestTimestamps
+from . import bm25, listing
 from .connections import Connections
 from .postings import PostingsCache
-from . import listing
-from .writes import delete_rows, insert_rows, log_event
-from .schema import (
-    DDL, SCHEMA, VECTOR_INDEX, VECTOR_INDEX_DDL, index_build_memory, upgrade, vector_ddl,
-)
 from .rows import decode_entry, scalar
+from .schema import DDL, SCHEMA, VECTOR_INDEX, VECTOR_INDEX_DDL, index_build_memory, upgrade, vector_ddl
+from .writes import delete_rows, insert_rows, log_event
 
 WARM_POSTINGS = 8_000_000  # `warm` reads at most this many postings (~130 MB of cache)
 BULK_MIN = 50_000  # a bulk load of fewer rows keeps the HNSW index as it goes
 EXACT_MAX = 40_000  # semantic searches over at most this many admitted rows are exact scans
 RESCORE_FACTOR = 4  # HNSW candidates fetched (and re-scored exactly) per requested result
 _UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
-
-
-def _vec_param(vector: Any) -> list[float]:
-    return np.ascontiguousarray(vector, dtype=np.float32).tolist()
 
 
 def _vector(data: bytes) -> np.ndarray:
@@ -73,7 +67,7 @@ class PostgresStore:
         self.in_recovery = False  # a hot standby (found on open; then read-only too)
         self.busy_timeout_ms = busy_timeout_ms
         self._db = Connections(url, self.location)
-        self._newest_cache: dict[str | None, tuple[Any, str | None]] = {}
+        self._newest = NewestTimestamps("%s")
         self._defer_index = False  # inside `bulk_load`: the HNSW index is built at its end
         self._postings = PostingsCache()  # the postings and tag lists searches read (`postings`)
         try:
@@ -172,7 +166,7 @@ class PostgresStore:
         advises: inserting into the graph row by row is the slowest part of a large load.
         Searches meanwhile use exact scans (correct, slower); if the load is interrupted, the
         next writable open builds the index."""
-        if self.read_only or rows < BULK_MIN or rows < self.count(None):
+        if self.read_only or rows < BULK_MIN or rows < self._rows():
             yield
             return
         self._defer_index = True
@@ -186,6 +180,11 @@ class PostgresStore:
             if self._dim is not None:
                 self._build_vector_index()
 
+    def _rows(self) -> int:
+        """Every row of the store (superseded and expired too), as the statistics keep it."""
+        with self._read() as cur:
+            return int(scalar(cur.execute("SELECT rows FROM lex_stats WHERE id = 1")))
+
     @staticmethod
     def _has_vector_index(cur: psycopg.Cursor) -> bool:
         return scalar(cur.execute("SELECT to_regclass(%s)::text", (f"{SCHEMA}.{VECTOR_INDEX}",))) is not None
@@ -194,7 +193,7 @@ class PostgresStore:
         with self._read() as cur:
             if self._has_vector_index(cur):
                 return
-        rows = self.count(None)
+        rows = self._rows()
         with self._write() as cur:
             cur.execute(f"SET LOCAL maintenance_work_mem = '{index_build_memory(rows, self._dim or 1)}'")
             cur.execute(VECTOR_INDEX_DDL)
@@ -393,7 +392,7 @@ class PostgresStore:
         with self._read() as cur:
             return int(scalar(cur.execute(f"SELECT count(*) FROM entries e WHERE {where}", params)))
 
-    # -- channels (BM25 ranked by the database, scored exactly: `bm25`) -----------------
+    # -- channels (BM25 from the database's statistics and the postings cache: `bm25`) ---
     def lexical(self, terms: Sequence[str], k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
         """BM25 over analysed text and tags among the rows the filters admit."""
         if not terms or k <= 0:
@@ -429,7 +428,7 @@ class PostgresStore:
             # count bounds it (kept by every write); only a filter beyond the lifecycle view
             # can make a large namespace's admitted rows few, and then they are counted.
             if namespace is None:
-                admitted = int(scalar(cur.execute("SELECT rows FROM lex_stats WHERE id = 1")))
+                admitted = self._rows()
             else:
                 row = cur.execute("SELECT rows FROM namespace_rows WHERE namespace = %s", (namespace,)).fetchone()
                 admitted = int(row[0]) if row else 0
@@ -531,25 +530,13 @@ class PostgresStore:
             return bm25.dated(cur, self._postings, terms, k, namespace, where, params)
 
     def newest_timestamp(self, namespace: str | None) -> str | None:
-        """The namespace's latest time (non-fact entries first), cached per write sequence."""
-        seqs = self._seqs()
-        cached = self._newest_cache.get(namespace)
-        if cached is not None and cached[0] == seqs:
-            return cached[1]
-        scope, params = ("namespace = %s AND ", [namespace]) if namespace is not None else ("", [])
-        newest: str | None = None
+        """The namespace's latest time (`newest`)."""
         with self._read() as cur:
-            for kinds in ("kind != 'fact' AND ", ""):
-                row = cur.execute(f"SELECT max(ts) FROM entries WHERE {scope}{kinds}ts IS NOT NULL", params).fetchone()
-                if row and row[0] is not None:
-                    found = cur.execute(f"SELECT timestamp FROM entries WHERE {scope}ts = %s ORDER BY rowid LIMIT 1",
-                                        params + [row[0]]).fetchone()
-                    newest = found[0] if found else None
-                    break
-        if len(self._newest_cache) > 64:
-            self._newest_cache.clear()
-        self._newest_cache[namespace] = (seqs, newest)
-        return newest
+            def value(sql: str, params: list[Any]) -> Any:
+                row = cur.execute(sql, params).fetchone()
+                return None if row is None else row[0]
+
+            return self._newest.get(namespace, self._seqs(), value)
 
     def substring(self, patterns: Sequence[str], k: int, namespace: str | None,
                   filters: Filters) -> list[tuple[int, float]]:
