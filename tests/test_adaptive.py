@@ -134,3 +134,27 @@ def test_a_dialogue_context_takes_its_time_window_from_the_last_utterance(tmp_pa
         asked = chatty.replace("the puppy I adopted?", "what I did last week?")
         plan = mem.search(asked, k=1, now="2023-05-22", explain=True).trace["stages"][0]["plan"]
         assert plan["time_expression"] == "last week" and plan["time_start"].startswith("2023-05-15")
+
+
+@pytest.mark.parametrize("last, expression", [
+    # small talk before the question names a time the question is not about
+    ("I barely slept this week. By the way, do you remember the puppy I adopted?", None),
+    ("Honestly I barely slept this week! Anyway, what did I adopt?", None),
+    ("这周我几乎没睡。你还记得我领养的小狗吗", None),
+    # the question itself names the window
+    ("I am so tired. Do you know what I did last week?", "last week"),
+    ("我好累。你记得我上周做了什么？", "上周"),
+    # no question: the whole last utterance is what is talked about
+    ("Oh, I got a green picture book last week!", "last week"),
+])
+def test_a_dialogue_context_takes_its_window_from_the_question_it_ends_with(tmp_path: Path, last: str,
+                                                                            expression: str | None) -> None:
+    from engramdb.text.dialogue import asked_part
+
+    context = f'<Alice>: "I went hiking last month." <Assistant>: "Nice!" <Alice>: "{last}"'
+    assert asked_part("I barely slept this week. What did I adopt?") == \
+        "I barely slept this week. What did I adopt?"  # not a dialogue: all of it is the search
+    with Memory(tmp_path / "d.db", embedder="minilm") as mem:
+        mem.add([{"text": "Alice adopted a puppy.", "timestamp": "2023-05-09T10:00:00"}])
+        plan = mem.search(context, k=1, now="2023-05-22", explain=True).trace["stages"][0]["plan"]
+    assert plan["time_expression"] == expression

@@ -4,7 +4,8 @@
 * persons, entities, location: names the namespace already holds (the store's gazetteer);
 * time window: every time expression resolved against the reference time ("last week",
   "in May 2023", "before 2022", "上周", "2023年5月", "去年夏天"), their hull; in a dialogue
-  context (several "<Speaker>: …" utterances), only those of the last utterance;
+  context (several "<Speaker>: …" utterances), only those of the last utterance's question
+  (all of the last utterance when it asks nothing);
 * intent: from cue words ("when", "how many", "list all", "哪些", "多少", ...);
 * sub-queries: the question, plus the question without its question words and time
   expression, plus one per person or entity when the question compares several.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..text.dialogue import last_utterance
+from ..text.dialogue import asked_part
 from ..text.timeparse import TimeWindow, find_time_windows
 from ..text.tokenize import STOPWORDS_EN, STOPWORDS_ZH, normalize
 from .base import PlanContext
@@ -109,7 +110,7 @@ class RulePlanner:
         self.core_query_intents = core_query_intents
 
     def plan(self, query: str, context: PlanContext) -> QueryPlan:
-        asked = last_utterance(query)  # the whole query unless it is a dialogue context
+        asked = asked_part(query)  # the whole query unless it is a dialogue context
         windows = find_time_windows(asked, context.now) if context.now is not None else []
         # The hull of bounded windows; an open bound ("before 2022") keeps its open side.
         start = min((w.start for w in windows), default=None)
@@ -158,7 +159,7 @@ class NoPlanner:
     name = "none"
 
     def plan(self, query: str, context: PlanContext) -> QueryPlan:
-        asked = last_utterance(query)
+        asked = asked_part(query)
         windows = find_time_windows(asked, context.now) if context.now is not None else []
         names = context.match_names(query)
         return QueryPlan(

@@ -1,11 +1,18 @@
 """Dialogue-context queries: an agent often searches with the last few utterances of a
 conversation ("<Bart>: "…" <Assistant>: "…" <Bart>: "…"", or one "Speaker: …" per line).
 What the user asks now is in the last utterance; a time expression earlier in the chatter
-("I barely slept this week") is not the window the question is about."""
+("I barely slept this week") is not the window the question is about — nor is one in the
+last utterance's small talk before its question ("I barely slept this week. Do you remember
+the puppy I adopted?")."""
 
 from __future__ import annotations
 
 import re
+
+# A sentence ends at . ! ? … (then a space) or at a CJK terminator (no space needed).
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])")
+# A question: ends with a question mark, or (Chinese, often unpunctuated) with 吗/呢/么.
+_QUESTION = re.compile(r"[?？]\W*$|[吗呢么][。.]?$")
 
 # "<Name>:" tags anywhere, or "Name:" / "Name：" at the start of a line (names up to 40 chars).
 _TAG = re.compile(r"<([^<>\n]{1,40})>\s*[:：]")
@@ -26,3 +33,15 @@ def last_utterance(query: str) -> str:
     """The last utterance of a dialogue-context query, or the whole query."""
     parts = [u for u in utterances(query) if u]
     return parts[-1] if parts else query
+
+
+def asked_part(query: str) -> str:
+    """What a query asks about, for reading its time window: the question sentences of a
+    dialogue context's last utterance (all of it when it asks nothing); the whole query
+    when it is not a dialogue context (a search written as one is all meant)."""
+    parts = [u for u in utterances(query) if u]
+    if len(parts) < 2:
+        return query
+    last = parts[-1]
+    questions = [s for s in _SENTENCE_END.split(last) if _QUESTION.search(s.strip())]
+    return " ".join(questions) if questions else last
