@@ -56,8 +56,8 @@ def test_the_trace_says_how_far_the_weights_moved(tmp_path: Path) -> None:
     assert fuse["s"]["adapt"]["share"] == 0.0 and fuse["s"]["weights"]["semantic"] == 0.4
     terms = fuse["l"]["adapt"]["query_terms"]
     assert 12 < terms < 24 and fuse["l"]["adapt"]["share"] == round((terms - 12) / 12, 4)
-    assert fuse["l"]["weights"]["semantic"] == pytest.approx(0.4 + 0.25 * (terms - 12) / 12, abs=1e-4)
-    assert fuse["l"]["weights"]["lexical"] == pytest.approx(0.6 - 0.25 * (terms - 12) / 12, abs=1e-4)
+    assert fuse["l"]["weights"]["semantic"] == pytest.approx(0.4 + 0.35 * (terms - 12) / 12, abs=1e-4)
+    assert fuse["l"]["weights"]["lexical"] == pytest.approx(0.6 - 0.35 * (terms - 12) / 12, abs=1e-4)
 
 
 TURNS = [
@@ -158,3 +158,23 @@ def test_a_dialogue_context_takes_its_window_from_the_question_it_ends_with(tmp_
         mem.add([{"text": "Alice adopted a puppy.", "timestamp": "2023-05-09T10:00:00"}])
         plan = mem.search(context, k=1, now="2023-05-22", explain=True).trace["stages"][0]["plan"]
     assert plan["time_expression"] == expression
+
+
+def test_a_dialogue_context_is_embedded_without_its_markup(tmp_path: Path) -> None:
+    from engramdb.text.dialogue import plain
+
+    context = ('<Bart>: "By the way, what should I wear?" <Assistant>: "Your favourite outfit." '
+               '<Bart>: "I want to make it special!"')
+    assert plain(context) == ("Bart: By the way, what should I wear? Assistant: Your favourite outfit. "
+                              "Bart: I want to make it special!")
+    assert plain("小明：我饿了\n助手：“想吃什么？”") == "小明: 我饿了 助手: 想吃什么？"
+    assert plain("What should Bart wear?") == "What should Bart wear?"  # not a dialogue
+    with Memory(tmp_path / "p.db", embedder="minilm") as mem:
+        mem.add(["Bart danced at the Christmas party.", "Bart bought a blue suit for the concert."])
+        recall = next(s for s in mem.search(context, k=2, explain=True).trace["stages"] if s["stage"] == "recall")
+        vectors = mem.embedder.embed_documents(["Bart danced at the Christmas party.",
+                                                "Bart bought a blue suit for the concert."])
+        best = max(float(v @ mem.embedder.embed_query(plain(context))) for v in vectors)
+        marked = max(float(v @ mem.embedder.embed_query(context)) for v in vectors)
+    assert abs(best - marked) > 1e-3  # the markup changes the vector, so the check below can tell
+    assert recall["channels"]["semantic"]["top_score"] == pytest.approx(best, abs=1e-5)

@@ -165,6 +165,22 @@ def test_a_chinese_question_finds_the_english_memory(bilingual_mem: Memory) -> N
     assert _rank(bilingual_mem, "去柏林的航班为什么延误？", "berlin") == 0
 
 
+def test_a_hit_found_through_translations_says_so(bilingual_mem: Memory) -> None:
+    hits = {h.entry.id: h for h in bilingual_mem.search("server keeps using more RAM", k=8).hits}
+    # the Chinese note shares no word with the question: its evidence is the translation, not BM25
+    leak = hits["leak"].channels
+    assert "translated" in leak and "lexical" not in leak
+    assert leak["translated"].rank == 1 and leak["translated"].score > 0
+    # an English note matched by the question's own words keeps its lexical evidence
+    assert "lexical" in hits["ram"].channels and "translated" not in hits["ram"].channels
+    assert hits["leak"].to_dict()["channels"]["translated"]["rank"] == 1
+    # word matches keep their rank among the word matches, not the merged list's
+    words = [h.entry.id for h in bilingual_mem.search("server keeps using more RAM", k=8, preset=LEXICAL).hits]
+    for entry_id, hit in hits.items():
+        if "lexical" in hit.channels:
+            assert hit.channels["lexical"].rank == words.index(entry_id) + 1
+
+
 def test_the_channel_keeps_only_the_other_language(bilingual_mem: Memory) -> None:
     store = bilingual_mem.store
     # "膝盖" is in a Chinese memory too; a Chinese question's translations only bring English ones

@@ -44,6 +44,11 @@ class SearchContext:
     plan: QueryPlan = field(default_factory=lambda: QueryPlan(query=""))
     recalled: dict[str, Rows] = field(default_factory=dict)
     fused: list[Candidate] = field(default_factory=list)
+    #: rows the lexical channel found through the query's translations (rowid -> (rank,
+    #: score) in that list): fused as lexical, reported to the user as `translated`
+    translated: dict[int, tuple[int, float]] = field(default_factory=dict)
+    #: the lexical channel's own word matches, by rowid, when translations were merged in
+    worded: dict[int, tuple[int, float]] = field(default_factory=dict)
 
 
 class Stage(Protocol):

@@ -13,6 +13,7 @@ from ..embed.base import Embedder
 from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..store.base import Store
+from ..text.dialogue import plain
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .adapt import AdaptConfig, adapted_weights, query_length
@@ -51,17 +52,24 @@ class RecallStage:
         futures = {name: self.executor.submit(_timed, job)
                    for name, job in self.jobs(ctx, ctx.plan, vectors).items()}
         results: dict[str, Rows] = {}
+        raw: dict[str, Rows] = {}
         rec["channels"] = {}
         for name, future in futures.items():
             rows, ms = future.result()
             channel = name.split("#")[0]
             k = self.depth(ctx, channel)
+            raw[name] = rows
             if channel in results:  # semantic sub-queries, lexical translations: one list each
                 rows = _merge_max(results[channel], rows, k)
                 ms = max(ms, rec["channels"][channel]["ms"])
             results[channel] = rows
             rec["channels"][channel] = {"k": k, "n": len(rows), "ms": ms,
                                         "top_score": round(rows[0][1], 6) if rows else None}
+        # The lexical list's two sources kept apart too, so hits can say which one matched.
+        ctx.translated = _ranks(raw.get("lexical#translated", []))
+        ctx.worded = _ranks(raw.get("lexical", [])) if ctx.translated else {}
+        if ctx.translated:
+            rec["channels"]["lexical"]["translated"] = len(ctx.translated)
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
         if ctx.plan.query in vectors and results and self._feedback_weight(ctx) > 0:
@@ -105,7 +113,8 @@ class RecallStage:
         kept = vectors if vectors is not None else {}
 
         def semantic(text: str, k: int) -> Rows:
-            vector = kept[text] = embedder.embed_query(text)  # type: ignore[union-attr]
+            # A dialogue context is embedded without its markup (text.dialogue.plain).
+            vector = kept[text] = embedder.embed_query(plain(text))  # type: ignore[union-attr]
             return store.semantic(vector, k, namespace, filters)
 
         for name in self.channels:
@@ -203,6 +212,11 @@ def _merge_max(a: Rows, b: Rows, k: int) -> Rows:
         if score > best.get(rowid, float("-inf")):
             best[rowid] = score
     return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
+
+
+def _ranks(rows: Rows) -> dict[int, tuple[int, float]]:
+    """rowid -> (1-based rank, score) of a result list."""
+    return {rowid: (rank, score) for rank, (rowid, score) in enumerate(rows, start=1)}
 
 
 def _timed(job: Callable[[], Rows]) -> tuple[Rows, float]:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..embed.base import Embedder
-from ..model import Candidate, Hit, SearchResult
+from ..model import Candidate, ChannelScore, Hit, SearchResult
 from ..plan.base import Planner
 from ..plan.model import QueryPlan
 from ..plan.rules import NoPlanner
@@ -135,7 +135,7 @@ class SearchPipeline:
         if calls:
             out["llm_calls"] = calls
         out["total_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        hits = self.hits(selected)
+        hits = self.hits(selected, ctx)
         if context:
             self._attach_context(hits, selected, context, namespace, filters)
         return SearchResult(query=query, hits=hits, trace=out)
@@ -164,9 +164,9 @@ class SearchPipeline:
 
     # -- output ---------------------------------------------------------------------------
     @staticmethod
-    def hits(selected: list[Candidate]) -> list[Hit]:
-        return [Hit(id=c.entry.id or "", text=c.entry.text, score=c.score, entry=c.entry, channels=c.channels)
-                for c in selected if c.entry is not None]
+    def hits(selected: list[Candidate], ctx: SearchContext | None = None) -> list[Hit]:
+        return [Hit(id=c.entry.id or "", text=c.entry.text, score=c.score, entry=c.entry,
+                    channels=_evidence(c, ctx)) for c in selected if c.entry is not None]
 
     def describe(self, candidates: list[Candidate],
                  contributions: dict[int, dict[str, float]] | None = None) -> list[dict[str, Any]]:
@@ -210,3 +210,26 @@ def _filters_dict(filters: Filters) -> dict[str, object]:
     from dataclasses import asdict
 
     return {k: v for k, v in asdict(filters).items() if v not in (None, [], {})}
+
+
+def _evidence(cand: Candidate, ctx: SearchContext | None) -> dict[str, ChannelScore]:
+    """The channels that found a hit, as the user should read them: fusion ranks lexical
+    matches and translated ones on one BM25 list, but a hit matched only through the
+    query's translations shares no word with it, so its evidence says `translated`, with its
+    rank and score among the translations (and `lexical` too if its own words matched, with
+    its rank among the word matches)."""
+    lexical = cand.channels.get("lexical")
+    if ctx is None or lexical is None or not ctx.translated:
+        return cand.channels
+    out: dict[str, ChannelScore] = {}
+    for name, score in cand.channels.items():
+        if name != "lexical":
+            out[name] = score
+            continue
+        if cand.rowid in ctx.worded:
+            out["lexical"] = ChannelScore(*ctx.worded[cand.rowid])
+        if cand.rowid in ctx.translated:
+            out["translated"] = ChannelScore(*ctx.translated[cand.rowid])
+        if not out.keys() & {"lexical", "translated"}:  # found in an earlier recall round
+            out["lexical"] = lexical
+    return out
