@@ -161,3 +161,29 @@ def test_calibrated_weighted_score_is_monotone_bounded_and_channel_count_free():
     # evidence gets the same calibrated score whatever else ran.
     alone = weighted({"semantic": results["semantic"]}, weights, calibration=(1.0, 0.0))
     assert alone[0].score == pytest.approx(1 / (1 + math.exp(-1.224744871)))
+
+
+@pytest.mark.parametrize("preset", ["default", "simplemem", "ping", "unplanned"])
+def test_asking_for_more_hits_never_reorders_the_first_ones(tmp_path, preset: str) -> None:
+    """k=100 lengthens every channel's list past the preset's depth (50); the first 10 hits
+    are still those of a k=10 search, score for score. (Not for `molore` and `lychee`: their
+    gates, grouping and route slots depend on k by design; docs/EVAL.md.)"""
+    import random
+
+    from engramdb import Memory
+
+    rng = random.Random(7)
+    words = "tea garden harbour violin ledger pottery bike lantern orchard river".split()
+    texts = [" ".join(rng.choice(words) for _ in range(6)) + f" note {i}" for i in range(300)]
+    with Memory(tmp_path / "k.db", embedder="minilm") as mem:
+        mem.add(texts)
+        for query in ("tea garden by the river", "violin ledger", "pottery orchard lantern bike"):
+            few = mem.search(query, k=10, preset=preset)
+            many = mem.search(query, k=100, preset=preset, explain=True)
+            assert len(many) == 100
+            assert [h.id for h in many[:10]] == [h.id for h in few]
+            assert [h.score for h in many[:10]] == pytest.approx([h.score for h in few], abs=1e-9)
+            scores = [h.score for h in many]
+            assert scores == sorted(scores, reverse=True)
+            fuse = next(s for s in many.trace["stages"] if s["stage"] == "fuse")
+            assert fuse["tail"] > 0  # the deeper lists were used, after the head

@@ -177,13 +177,19 @@ def _cutoffs(k: int, extra: Iterable[int] = ()) -> list[int]:
     return sorted({10, k, *extra})
 
 
-def _score(ranking: Sequence[Any], relevant: Any, k: int, recall_at: Iterable[int]) -> dict[str, float]:
-    """All metrics of one query: the stable @10 set, the same at k, and recall at each cutoff."""
+def _score(ranking: Sequence[Any], relevant: Any, k: int, recall_at: Iterable[int],
+           deep: Sequence[Any] | None = None) -> dict[str, float]:
+    """All metrics of one query: the stable @10 set, the same at k, and recall at each cutoff.
+
+    ``ranking`` is what a search for the top max(k, 10) returned, as a user's search would;
+    ``deep`` (a search for the evaluation depth) gives the recall at cutoffs beyond that.
+    """
     out: dict[str, float] = {}
+    top = max(k, 10)
     for c in _cutoffs(k):
         out[f"ndcg@{c}"] = ndcg_at_k(ranking, relevant, c)
     for c in _cutoffs(k, recall_at):
-        out[f"recall@{c}"] = recall_at_k(ranking, relevant, c)
+        out[f"recall@{c}"] = recall_at_k(ranking if c <= top or deep is None else deep, relevant, c)
     for c in _cutoffs(k):
         out[f"mrr@{c}"] = mrr_at_k(ranking, relevant, c)
     for c in _cutoffs(k):
@@ -240,7 +246,9 @@ def run_beir(
 
     Every document becomes ``Entry(kind="chunk", text=title + "\\n" + text,
     source=Source(doc_id=_id))``; each query is searched once per preset with
-    ``k=max(k, depth)`` and ``group_by="doc"``; metrics use the ranked document ids.
+    ``k=max(k, 10)`` (the @k metrics and the latency: what a user's search returns) and again
+    with ``k=max(k, depth)`` (recall beyond it), ``group_by="doc"``; metrics use the ranked
+    document ids.
     ``cache_dir`` caches document vectors (pass None to disable; the CLI defaults to
     :func:`default_cache_dir`). ``details`` adds per-query rows to each preset's result.
     ``split`` names the judgements file, ``qrels/<split>.tsv`` (only its judged queries run).
@@ -251,7 +259,7 @@ def run_beir(
     ds = load_beir(dataset_dir, split)
     query_ids = ds.query_ids[:limit_queries] if limit_queries else ds.query_ids
     emb, emb_name = _embedder(embedder, cache_dir)
-    search_k = max(k, depth)
+    search_k, top_k = max(k, depth), max(k, 10)
     result = _meta("beir", ds.name, emb, emb_name, k, search_k, _backend(store))
     result.update(n_queries=len(query_ids), n_docs=len(ds.corpus), results=[])
     if split != "test":
@@ -273,14 +281,16 @@ def run_beir(
                 rows: list[dict[str, float]] = []
                 lat: list[float] = []
                 per_query: list[dict[str, Any]] = []
-                mem.search(ds.queries[query_ids[0]], k=search_k, preset=preset, group_by="doc")  # warm-up
+                mem.search(ds.queries[query_ids[0]], k=top_k, preset=preset, group_by="doc")  # warm-up
                 task = bar.add_task(f"{preset:>9}", total=len(query_ids))
                 for qid in query_ids:
-                    res, ms = _timed(
-                        lambda: mem.search(ds.queries[qid], k=search_k, preset=preset, group_by="doc")
+                    top, ms = _timed(
+                        lambda: mem.search(ds.queries[qid], k=top_k, preset=preset, group_by="doc")
                     )
-                    ranking = _doc_ranking(res.hits)
-                    scores = _score(ranking, ds.relevant(qid), k, (100, depth))
+                    res = top if search_k == top_k else \
+                        mem.search(ds.queries[qid], k=search_k, preset=preset, group_by="doc")
+                    ranking = _doc_ranking(top.hits)
+                    scores = _score(ranking, ds.relevant(qid), k, (100, depth), deep=_doc_ranking(res.hits))
                     rows.append(scores)
                     lat.append(ms)
                     if details:
@@ -411,7 +421,8 @@ def run_locomo(
     ``facts`` (only the facts ``extractor`` restates from the turns) or ``both``. A fact
     hit counts as the turns it was derived from; a position that only repeats turns
     already ranked is dropped. Every question with usable evidence is
-    searched once per preset in its conversation's namespace with ``k=max(k, depth)``.
+    searched once per preset in its conversation's namespace with ``k=max(k, 10)`` and once
+    with ``k=max(k, depth)`` (recall beyond k).
     Categories 1-4 make the overall numbers and ``by_category``; category 5 (adversarial)
     is reported apart under ``category_5``. ``limit_queries`` keeps the first N usable
     questions in file order (and indexes only the conversations they need).
@@ -433,7 +444,7 @@ def run_locomo(
     needed = {s.sample_id for s, _ in selected}
     to_index = [s for s in samples if s.sample_id in needed]
     emb, emb_name = _embedder(embedder, cache_dir)
-    search_k = max(k, depth)
+    search_k, top_k = max(k, depth), max(k, 10)
     result = _meta("locomo", Path(path).stem, emb, emb_name, k, search_k, _backend(store))
     n_main = sum(1 for _, q in selected if q.category != 5)
     result.update(
@@ -468,7 +479,7 @@ def run_locomo(
             paired: dict[str, Any] = {}
             for memory, preset in [(m, p) for m in memories for p in names]:
                 first_sample, first_q = selected[0]
-                mem.search(first_q.question, k=search_k, namespace=_namespace(first_sample.sample_id, memory),
+                mem.search(first_q.question, k=top_k, namespace=_namespace(first_sample.sample_id, memory),
                            preset=preset)
                 task = bar.add_task(f"{preset:>9} {memory}", total=len(selected))
                 by_cat: dict[int, list[dict[str, float]]] = {}
@@ -477,10 +488,11 @@ def run_locomo(
                 per_query: list[dict[str, Any]] = []
                 for sample, q in selected:
                     ns = _namespace(sample.sample_id, memory)
-                    res, ms = _timed(lambda: mem.search(q.question, k=search_k, namespace=ns, preset=preset))
+                    top, ms = _timed(lambda: mem.search(q.question, k=top_k, namespace=ns, preset=preset))
+                    res = top if search_k == top_k else mem.search(q.question, k=search_k, namespace=ns, preset=preset)
                     turns = hits_to_turns(res.hits, id_to_turn, ns)
-                    ranking = dedupe_turn_ranking(turns)
-                    scores = _score(ranking, set(q.evidence), k, (5, 100, depth))
+                    ranking = dedupe_turn_ranking(hits_to_turns(top.hits, id_to_turn, ns))
+                    scores = _score(ranking, set(q.evidence), k, (5, 100, depth), deep=dedupe_turn_ranking(turns))
                     by_cat.setdefault(q.category, []).append(scores)
                     if q.category != 5:
                         in_order.append(scores)

@@ -162,8 +162,9 @@ def fusion_inputs(preset: Preset, ctx: SearchContext, rec: dict[str, Any]) -> tu
 class FuseStage:
     """One ranking over the union of the channels' candidates, by the preset's method.
 
-    Every method scores a candidate from its channels' ranks and scores alone, so a score does
-    not change with k or page size; route slots alone depend on k (they reserve places in it).
+    Every method scores a candidate from its channels' ranks and scores alone, over at most
+    each channel's preset depth, so the first hits do not change with k or page size; route
+    slots alone depend on k (they reserve places in it).
     """
 
     name = "fuse"
@@ -172,8 +173,30 @@ class FuseStage:
         self.preset = preset
 
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        results, weights, terms = fusion_inputs(self.preset, ctx, rec)
+        # A search for more than the channels' own depth (k=100 where the preset's lists are 50
+        # deep) gets longer lists, and fusing those would reorder the first hits (z-scores over
+        # 100 scores are not those over 50). So the preset's depth is fused as for k=10, and
+        # the rest follows, ranked by fusing the full lists: asking for more never changes the
+        # first hits, and `engram eval`, which asks for 100, measures what a k=10 search gets.
+        heads = {name: rows[: self.preset.channels[name].k] if name in self.preset.channels else rows
+                 for name, rows in results.items()}
+        fused = self.fuse(ctx, heads, weights, terms, rec)
+        if any(len(rows) > len(heads[name]) for name, rows in results.items()):
+            seen = {c.rowid for c in fused}
+            tail = [c for c in self.fuse(ctx, results, weights, terms, {}) if c.rowid not in seen]
+            floor = fused[-1].score if fused else 0.0
+            for cand in tail:  # ranked after the head: no tail score above the head's last
+                cand.score = min(cand.score, floor)
+            fused += tail
+            rec["tail"] = len(tail)
+        rec["n"] = len(fused)
+        return fused
+
+    def fuse(self, ctx: SearchContext, results: dict[str, Rows], weights: dict[str, float], terms: int,
+             rec: dict[str, Any]) -> list[Candidate]:
+        """The preset's fusion method over `results`."""
         preset = self.preset
-        results, weights, terms = fusion_inputs(preset, ctx, rec)
         rec["method"] = preset.fusion
         if preset.fusion == "learned":
             model = load_model(preset.ranker)
@@ -201,7 +224,6 @@ class FuseStage:
             rec["k"] = preset.rrf_k
         if preset.fusion in ("weighted", "rrf", "learned"):
             rec["weights"] = weights
-        rec["n"] = len(fused)
         return fused
 
 
