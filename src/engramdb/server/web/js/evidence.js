@@ -9,6 +9,8 @@ import { entryLink, sessionLink } from "./url.js";
 export const CHANNEL_HELP = {
   semantic: "meaning: the embedding model's cosine similarity",
   lexical: "words: BM25 over the text",
+  translated: "words in the other language: BM25 over the question's English ↔ Chinese translations",
+  feedback: "like what was found: the question's embedding moved towards the best first hits",
   symbolic: "names: people, entities and keywords the question names",
   temporal: "time: overlap with the time window the question names",
   dated: "stated time: entries that say when their event happened",
