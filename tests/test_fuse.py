@@ -187,3 +187,25 @@ def test_asking_for_more_hits_never_reorders_the_first_ones(tmp_path, preset: st
             assert scores == sorted(scores, reverse=True)
             fuse = next(s for s in many.trace["stages"] if s["stage"] == "fuse")
             assert fuse["tail"] > 0  # the deeper lists were used, after the head
+
+
+def test_a_small_store_does_not_make_the_right_answer_look_unlikely() -> None:
+    """z-scores over n scores stay under sqrt(n - 1): in a 12-entry store the mean of the one
+    clear answer is small, and with the calibration fitted on 50-deep lists its p read ~0.1.
+    Scaled to that depth, it reads as a likely hit; the order does not change."""
+    from engramdb.pipeline.fuse import size_scale
+
+    semantic = [(1, 0.93)] + [(i, 0.80 - 0.005 * i) for i in range(2, 13)]
+    lexical = [(1, 13.1), (2, 1.5), (3, 1.2)]
+    results = {"semantic": semantic, "lexical": lexical}
+    calibration = (1.1252, -4.3206)
+    plain = weighted(results, {"semantic": 0.4, "lexical": 0.6}, "zscore", calibration)
+    scaled = weighted(results, {"semantic": 0.4, "lexical": 0.6}, "zscore", calibration, full_depth=50)
+    assert [c.rowid for c in scaled] == [c.rowid for c in plain]
+    assert plain[0].score < 0.15 < 0.5 < scaled[0].score
+    assert all(s.score <= 0.05 for s in scaled[1:])  # the rest stay unlikely
+    assert size_scale(12, 50) == pytest.approx((49 / 11) ** 0.5)
+    assert size_scale(50, 50) == size_scale(80, 50) == size_scale(1, 50) == 1.0
+    full = {"semantic": [(i, 0.9 - 0.001 * i) for i in range(50)], "lexical": lexical}
+    assert [c.score for c in weighted(full, {}, "zscore", calibration, full_depth=50)] == \
+        [c.score for c in weighted(full, {}, "zscore", calibration)]  # a full list: unchanged

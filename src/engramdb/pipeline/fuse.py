@@ -69,11 +69,19 @@ def channel_values(raw_scores: list[float], normalization: str = "zscore") -> tu
     return values, (min(values) if values else 0.0)
 
 
+def size_scale(n: int, full_depth: int) -> float:
+    """How much smaller z-scores over n scores are than over `full_depth` at most (>= 1)."""
+    if n < 2 or n >= full_depth:
+        return 1.0
+    return math.sqrt((full_depth - 1) / (n - 1))
+
+
 def weighted(
     channel_results: dict[str, list[tuple[int, float]]],
     weights: dict[str, float],
     normalization: str = "zscore",
     calibration: tuple[float, float] | None = None,
+    full_depth: int | None = None,
 ) -> list[Candidate]:
     """Weighted sum of per-channel normalised scores over the union of candidates.
 
@@ -88,6 +96,12 @@ def weighted(
     ran — and mapped to ``1 / (1 + exp(-(a · mean + b)))``: a fitted probability that the
     entry is relevant (docs/PRESETS.md, "Calibrated score"). The map is monotone and the
     divisor is the same for every candidate of a query, so the order does not change.
+
+    ``full_depth`` is the list length the calibration was fitted on (the channels' preset
+    depth). A z-score over n scores cannot exceed sqrt(n - 1), so in a store (or a filtered
+    scope) of a few dozen entries even the one right answer has a small mean, and its p would
+    read far too low; the mean is scaled by sqrt((full_depth - 1) / (n - 1)), n the longest
+    list, before the map (`size_scale`). The same factor for every candidate: order unchanged.
     """
     normalized: dict[str, dict[int, float]] = {}
     floors: dict[str, float] = {}
@@ -98,6 +112,8 @@ def weighted(
         floors[channel] = floor
     active = [channel for channel in channel_results if channel_results[channel]]
     total = sum(weights.get(channel, 1.0) for channel in active) or 1.0
+    if calibration is not None and full_depth:
+        total /= size_scale(max((len(channel_results[c]) for c in active), default=0), full_depth)
     for rowid, cand in fused.items():
         cand.score = sum(weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
                          for channel in active)

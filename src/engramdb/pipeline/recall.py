@@ -206,7 +206,8 @@ class FuseStage:
             if why:
                 rec["contributions"] = why  # moved onto the explained candidates by the pipeline
         elif preset.fusion == "weighted":
-            fused = weighted(results, weights, preset.normalization, preset.calibration)
+            fused = weighted(results, weights, preset.normalization, preset.calibration,
+                             full_depth=max((c.k for c in preset.channels.values()), default=0))
             rec["normalization"] = preset.normalization
             if preset.calibration is not None:
                 rec["calibration"] = list(preset.calibration)
