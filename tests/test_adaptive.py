@@ -169,6 +169,7 @@ def test_a_dialogue_context_is_embedded_without_its_markup(tmp_path: Path) -> No
                               "Bart: I want to make it special!")
     assert plain("小明：我饿了\n助手：“想吃什么？”") == "小明: 我饿了 助手: 想吃什么？"
     assert plain("What should Bart wear?") == "What should Bart wear?"  # not a dialogue
+    assert plain('<Bart>: "What should I wear?"') == "Bart: What should I wear?"  # one tagged utterance
     with Memory(tmp_path / "p.db", embedder="minilm") as mem:
         mem.add(["Bart danced at the Christmas party.", "Bart bought a blue suit for the concert."])
         recall = next(s for s in mem.search(context, k=2, explain=True).trace["stages"] if s["stage"] == "recall")

@@ -60,4 +60,7 @@ def plain(query: str) -> str:
     towards other markup (measured: the semantic channel alone on MADial-en, nDCG@10 0.465
     with the markup, 0.550 without; docs/BENCHMARKS.md). Any other query is unchanged."""
     turns = _turns(query)
+    if not turns and (one := _TAG.match(query.lstrip())):  # a single tagged utterance
+        said = query.lstrip()[one.end():].strip().strip('"“”').strip()
+        return f"{one.group(1).strip()}: {said}" if said else query
     return " ".join(f"{who}: {said}" for who, said in turns if said) if turns else query
