@@ -207,3 +207,31 @@ def test_reference_time_follows_writes_and_deletes(mem: Memory, store_target: st
     with Memory(store_target, embedder="minilm") as other:
         other.add({"text": "Ann flew to Tromsø.", "timestamp": "2024-06-30"})
     assert mem.reference_time()[0] == datetime(2024, 6, 30, tzinfo=timezone.utc)
+
+
+NO_GROUP = {"extends": "default", "group": {"derived": False}}
+
+
+def test_a_fact_and_the_turn_it_restates_take_one_place_in_the_hits(mem: Memory) -> None:
+    mem.import_path(FIXTURES / "turns.jsonl")
+    question = "When did Caroline go to the LGBTQ support group?"
+    both = mem.search(question, k=10, preset=NO_GROUP, now="2023-06-01")
+    one = mem.search(question, k=10, now="2023-06-01", explain=True)
+
+    def evidence(hit):  # type: ignore[no-untyped-def]
+        return set(hit.entry.derived_from) or {hit.id}
+
+    # without the rule, the fact and its source turn are both among the hits ...
+    pairs = [(a, b) for i, a in enumerate(both.hits) for b in both.hits[i + 1:] if evidence(b) <= evidence(a)
+             or evidence(a) <= evidence(b)]
+    assert pairs, "the fixture should give a fact and its turn"
+    # ... with it (the default), no hit stands for turns a better hit already stood for
+    shown: set[str] = set()
+    for hit in one.hits:
+        assert not evidence(hit) <= shown
+        shown |= evidence(hit)
+    # the better-ranked of the two is the one kept, and the others keep their order
+    kept = [h.id for h in both.hits if h.id in {x.id for x in one.hits}]
+    assert kept == [h.id for h in one.hits][: len(kept)]
+    group = next(s for s in one.trace["stages"] if s["stage"] == "group")
+    assert group["derived_dropped"] >= 1

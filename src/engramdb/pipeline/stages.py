@@ -107,9 +107,15 @@ class GroupStage:
         pool = attach_entries(self.fetch, candidates[:depth])
         if conf.dedupe:
             pool = _dedupe(pool)
+        if conf.derived:
+            before = len(pool)
+            pool = _one_per_evidence(pool)
+            rec["derived_dropped"] = before - len(pool)
         if conf.per_group is not None:
             pool = cap(pool, conf.by, conf.per_group)
         kept = pool[: ctx.k * conf.keep_factor]
+        if conf.per_group is None and not conf.dedupe:
+            kept = pool + candidates[depth:]  # `derived` alone filters the pool; it cuts nothing
         rec.update(by=conf.by, per_group=conf.per_group, pool=depth, n_in=len(candidates), n_out=len(kept))
         return kept
 
@@ -141,6 +147,24 @@ def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
         if key in seen:
             continue
         seen.add(key)
+        out.append(c)
+    return out
+
+
+def _one_per_evidence(candidates: list[Candidate]) -> list[Candidate]:
+    """A fact and the turns it was derived from are one piece of evidence: going best first,
+    drop a turn that a better fact came from, and a fact whose every source turn (or a
+    better fact from the same turns) is already above it. So ten hits are ten things said,
+    not a turn and its restatement; the fact keeps its `derived_from` ids for the turn."""
+    shown: set[str] = set()
+    out: list[Candidate] = []
+    for c in candidates:
+        entry = c.entry
+        stands_for = set(entry.derived_from) if entry is not None and entry.derived_from else \
+            ({entry.id} if entry is not None and entry.id else set())
+        if stands_for and stands_for <= shown:
+            continue
+        shown |= stands_for
         out.append(c)
     return out
 
