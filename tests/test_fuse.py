@@ -198,7 +198,7 @@ def test_a_small_store_does_not_make_the_right_answer_look_unlikely() -> None:
     semantic = [(1, 0.93)] + [(i, 0.80 - 0.005 * i) for i in range(2, 13)]
     lexical = [(1, 13.1), (2, 1.5), (3, 1.2)]
     results = {"semantic": semantic, "lexical": lexical}
-    calibration = (1.2585, -4.1466)
+    calibration = (1.3646, -4.5374)
     plain = weighted(results, {"semantic": 0.4, "lexical": 0.6}, "zscore", calibration)
     scaled = weighted(results, {"semantic": 0.4, "lexical": 0.6}, "zscore", calibration, full_depth=50)
     assert [c.rowid for c in scaled] == [c.rowid for c in plain]
