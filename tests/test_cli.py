@@ -41,8 +41,10 @@ def test_import_search_json_stats_delete(run):
 
     result = run("search", "staging database port", "--explain")
     assert result.exit_code == 0 and "recall" in result.output and "lexical:" in result.output
-    # Idle stages say why, brackets and all (the tree must not read "[group]" as markup).
-    assert "group · skipped: no [group] settings and no group_by" in result.output
+    # Idle stages say why, brackets and all (the tree must not read "[diversify]" as markup).
+    assert "diversify · skipped: no [diversify] mmr_lambda" in result.output
+    assert "rerank · skipped: no cross-encoder (set [rerank] model or ENGRAM_RERANKER)" in result.output
+    assert "group" in result.output and "group · skipped" not in result.output
     assert "preset: default (plan → recall → fuse" in result.output
 
     stats = json.loads(run("stats", "--json").output)
@@ -130,7 +132,7 @@ def test_presets_lists_checks_and_shows(tmp_path: Path):
     assert shown["group"]["per_group"] == 3 and shown["gate"]["retry_min_relative"] == 0.2
     assert runner.invoke(main, ["presets", "ping", "--toml"]).output.startswith("# PingHybridSearch")
     mine = tmp_path / "mine.toml"
-    mine.write_text(runner.invoke(main, ["presets", "default", "--toml"]).output.replace("k = 50", "k = 7", 1))
+    mine.write_text(runner.invoke(main, ["presets", "default", "--toml"]).output.replace("k = 100", "k = 7", 1))
     ok = runner.invoke(main, ["presets", str(mine), "--json"])
     assert ok.exit_code == 0 and json.loads(ok.output)["channels"]["semantic"]["k"] == 7
     mine.write_text('[channels.lexical]\nk = 5\n[pipeline]\nstages = ["gate", "recall", "fuse"]\n')

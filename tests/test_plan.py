@@ -69,7 +69,7 @@ def test_rule_plans(store: Memory, question: str, intent: str, persons: list[str
 def test_planned_search_follows_the_plan_and_explains_itself(store: Memory) -> None:
     res = store.search("What did Melanie paint last week?", k=2, planner="rules", now=NOW, explain=True)
     assert res.hits[0].text == "Melanie painted a sunrise."
-    assert _active(res) == ["plan", "recall", "fuse", "select"]
+    assert _active(res) == ["plan", "recall", "fuse", "group", "select"]
     skipped = {s["stage"]: s["skipped"] for s in res.trace["stages"] if "skipped" in s}
     assert skipped["gate"] == "no gates set" and "no cross-encoder" in skipped["rerank"]
     by_name = {s["stage"]: s for s in res.trace["stages"]}
