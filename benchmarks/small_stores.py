@@ -10,7 +10,8 @@ with at most ``--docs`` / 3 relevant documents, so a store is not all answers) a
 other documents up to ``--docs``; it is written in the same layout (corpus.jsonl,
 queries.jsonl, qrels/test.tsv) to a directory of your choice, outside the project (the
 sets' licences do not allow committing them). ``--ece`` prints the expected calibration
-error of the ``p`` of the first 20 hits of a ``--details`` run, with its reliability table.
+error of the ``p`` of the first 20 hits of a ``--details`` run, with its reliability table,
+and the top hit's mean ``p`` beside how often it is relevant.
 """
 
 from __future__ import annotations
@@ -70,8 +71,10 @@ def ece(path: Path, bands: int = 10) -> None:
             counts[band][1] += p
             counts[band][2] += rel
         error = sum(abs(s - r) for _, s, r in counts) / max(1, len(pairs))
-        print(f"{path.name} {result['preset']}: {len(pairs)} hits, ECE {error:.3f}, "
-              f"top-1 mean p {sum(row['scored'][0][0] for row in result['per_query'] if row['scored']) / len(result['per_query']):.3f}")
+        tops = [row["scored"][0] for row in result["per_query"] if row["scored"]]
+        print(f"{path.name} {result['preset']}: {len(result['per_query'])} questions, {len(pairs)} hits, "
+              f"ECE {error:.3f}; top hit: mean p {sum(p for p, _ in tops) / max(1, len(tops)):.3f}, "
+              f"relevant {sum(rel for _, rel in tops) / max(1, len(tops)):.3f}")
         for i, (n, s, r) in enumerate(counts):
             if n:
                 print(f"  p {i / bands:.1f}-{(i + 1) / bands:.1f}: {n:5d} hits, mean p {s / n:.3f}, relevant {r / n:.3f}")

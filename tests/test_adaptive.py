@@ -120,13 +120,13 @@ def test_the_temporal_channel_finds_every_entry_overlapping_the_window(tmp_path:
 
 
 def test_a_dialogue_context_takes_its_time_window_from_the_last_utterance(tmp_path: Path) -> None:
-    from engramdb.text.dialogue import last_utterance, utterances
+    from engramdb.text.dialogue import asked_part, utterances
 
     chatty = ('<Alice>: "I barely slept this week, work was a lot." <Assistant>: "That sounds hard." '
               '<Alice>: "Do you remember the puppy I adopted?"')
-    assert utterances(chatty)[1] == "That sounds hard." and last_utterance(chatty) == "Do you remember the puppy I adopted?"
-    assert last_utterance("Alice: hi\nBob: what did you do last week?") == "what did you do last week?"
-    assert last_utterance("What did Alice do last week?") == "What did Alice do last week?"  # not a dialogue
+    assert utterances(chatty)[1] == "That sounds hard." and asked_part(chatty) == "Do you remember the puppy I adopted?"
+    assert asked_part("Alice: hi\nBob: what did you do last week?") == "what did you do last week?"
+    assert asked_part("What did Alice do last week?") == "What did Alice do last week?"  # not a dialogue
     with Memory(tmp_path / "d.db", embedder="minilm") as mem:
         mem.add([{"text": "Alice adopted a puppy.", "timestamp": "2023-05-09T10:00:00"}])
         plan = mem.search(chatty, k=1, now="2023-05-22", explain=True).trace["stages"][0]["plan"]

@@ -286,6 +286,14 @@ def test_a_key_is_asked_for_once_then_search_shows_evidence_and_provenance(page:
     page.until(lambda: "I flew to Oslo yesterday" in fact.find_element("css selector", ".derived").text,
                "the turn the fact came from")
     assert "session trip-2024-03" in fact.text and "turn trip-2024-03:1" in fact.text
+    # an English question finds the Chinese note through the dictionary, and the page says so
+    search_for(page, "who drinks Longjing tea")
+    tea = next(h for h in page.all(".hit") if "龙井茶" in h.text)
+    translated = tea.find_element("css selector", ".channel[data-channel=translated]")
+    assert "absent" not in translated.get_attribute("class")
+    assert "other language" in translated.get_attribute("title")
+    assert float(translated.find_element("css selector", ".fill").value_of_css_property("width").removesuffix("px")) > 0
+    assert "absent" in tea.find_element("css selector", ".channel[data-channel=lexical]").get_attribute("class")
     search_for(page, "which city did Alice move to?")
     page.screenshot("search", full=False)
 

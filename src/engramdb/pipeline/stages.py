@@ -113,9 +113,10 @@ class GroupStage:
             rec["derived_dropped"] = before - len(pool)
         if conf.per_group is not None:
             pool = cap(pool, conf.by, conf.per_group)
-        kept = pool[: ctx.k * conf.keep_factor]
         if conf.per_group is None and not conf.dedupe:
             kept = pool + candidates[depth:]  # `derived` alone filters the pool; it cuts nothing
+        else:
+            kept = pool[: ctx.k * conf.keep_factor]  # Molore's pool
         rec.update(by=conf.by, per_group=conf.per_group, pool=depth, n_in=len(candidates), n_out=len(kept))
         return kept
 
@@ -159,10 +160,9 @@ def _one_per_evidence(candidates: list[Candidate]) -> list[Candidate]:
     shown: set[str] = set()
     out: list[Candidate] = []
     for c in candidates:
-        entry = c.entry
-        stands_for = set(entry.derived_from) if entry is not None and entry.derived_from else \
-            ({entry.id} if entry is not None and entry.id else set())
-        if stands_for and stands_for <= shown:
+        assert c.entry is not None  # the pool's entries are attached
+        stands_for = set(c.entry.derived_from) or {c.entry.id or str(c.rowid)}
+        if stands_for <= shown:
             continue
         shown |= stands_for
         out.append(c)

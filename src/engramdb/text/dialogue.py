@@ -19,14 +19,18 @@ _TAG = re.compile(r"<([^<>\n]{1,40})>\s*[:：]")
 _LINE = re.compile(r"^[ \t]*([^\s:：<>][^:：<>\n]{0,39})[:：]", re.MULTILINE)
 
 
+def _said(text: str) -> str:
+    """An utterance without the quotes around it."""
+    return text.strip().strip('"“”').strip()
+
+
 def _turns(query: str) -> list[tuple[str, str]]:
     """(speaker, utterance) pairs of a dialogue-context query; [] when it is not one."""
     for pattern in (_TAG, _LINE):
         marks = list(pattern.finditer(query))
         if len(marks) >= 2:
             ends = [m.start() for m in marks[1:]] + [len(query)]
-            return [(m.group(1).strip(), query[m.end():e].strip().strip('"“”').strip())
-                    for m, e in zip(marks, ends)]
+            return [(m.group(1).strip(), _said(query[m.end():e])) for m, e in zip(marks, ends)]
     return []
 
 
@@ -36,22 +40,15 @@ def utterances(query: str) -> list[str]:
     return [said for _, said in turns] if turns else [query]
 
 
-def last_utterance(query: str) -> str:
-    """The last utterance of a dialogue-context query, or the whole query."""
-    parts = [u for u in utterances(query) if u]
-    return parts[-1] if parts else query
-
-
 def asked_part(query: str) -> str:
     """What a query asks about, for reading its time window: the question sentences of a
     dialogue context's last utterance (all of it when it asks nothing); the whole query
     when it is not a dialogue context (a search written as one is all meant)."""
-    parts = [u for u in utterances(query) if u]
-    if len(parts) < 2:
+    said = [u for _, u in _turns(query) if u]
+    if len(said) < 2:
         return query
-    last = parts[-1]
-    questions = [s for s in _SENTENCE_END.split(last) if _QUESTION.search(s.strip())]
-    return " ".join(questions) if questions else last
+    questions = [s for s in _SENTENCE_END.split(said[-1]) if _QUESTION.search(s.strip())]
+    return " ".join(questions) if questions else said[-1]
 
 
 def plain(query: str) -> str:
@@ -61,6 +58,6 @@ def plain(query: str) -> str:
     with the markup, 0.550 without; docs/BENCHMARKS.md). Any other query is unchanged."""
     turns = _turns(query)
     if not turns and (one := _TAG.match(query.lstrip())):  # a single tagged utterance
-        said = query.lstrip()[one.end():].strip().strip('"“”').strip()
-        return f"{one.group(1).strip()}: {said}" if said else query
-    return " ".join(f"{who}: {said}" for who, said in turns if said) if turns else query
+        turns = [(one.group(1).strip(), _said(query.lstrip()[one.end():]))]
+    spoken = [f"{who}: {said}" for who, said in turns if said]
+    return " ".join(spoken) if spoken else query
