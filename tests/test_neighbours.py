@@ -55,8 +55,8 @@ def test_a_neighbour_no_channel_found_joins_with_its_evidence(tmp_path: Path) ->
         build(mem, extractor="none")  # turns only
         question = "What did Alice buy at the farmers market?"
         plain = mem.search(question, k=1, preset={"extends": "default", **shallow, "neighbours": {"lift": 0.0}})
-        lifted = mem.search(question, k=3, preset={"extends": "default", **shallow,
-                                                   "neighbours": {"lift": 0.4, "span": 1}}, explain=True)
+        lifted = mem.search(question, k=3, preset={"extends": "default", **shallow, "neighbours": {
+            "lift": 0.4, "span": 1, "combine": "max"}}, explain=True)
     [top] = plain.hits
     assert top.text.endswith(SESSION[2][1])
     stage = next(s for s in lifted.trace["stages"] if s["stage"] == "neighbours")
@@ -77,6 +77,43 @@ def test_bad_neighbours_sections_are_clear_errors() -> None:
         load_preset({"extends": "default", "neighbours": {"width": 2}})
     with pytest.raises(InputError, match="neighbours"):
         load_preset({"extends": "molore", "neighbours": {"lift": 0.5}})  # not in its pipeline.stages
+    with pytest.raises(InputError, match="neighbours.combine must be one of 'max', 'or'"):
+        load_preset({"extends": "default", "neighbours": {"combine": "sum"}})
+    with pytest.raises(InputError, match="needs scores that are probabilities"):
+        load_preset({"extends": "default", "fusion": {"calibration": None}, "neighbours": {"combine": "or"}})
+    assert load_preset("default").neighbours.combine == "or"
+    assert load_preset({"extends": "default", "fusion": {"calibration": None},
+                        "neighbours": {"combine": "max"}}).neighbours.combine == "max"
+
+
+def test_or_combines_a_neighbours_evidence_with_its_own(tmp_path: Path) -> None:
+    """combine = "or": a lifted turn scores 1 - (1 - own)(1 - lift x neighbour), so of two turns
+    next to the best one, the one that matches the query better itself stays ahead — where a
+    floor ("max") gives both the same score."""
+    with Memory(tmp_path / "n.db", embedder="minilm") as mem:
+        build(mem, extractor="none")
+        question = "What did Alice buy at the farmers market, and what will she make with them?"
+        own = {h.id: h.score for h in mem.search(question, k=20, preset={  # every entry: all own scores
+            "extends": "default", "neighbours": {"lift": 0.0}}).hits}
+        window = {"span": 1, "top": 1}
+        ored = mem.search(question, k=5, preset={"extends": "default", "neighbours": {
+            "lift": 0.6, "combine": "or", **window}}, explain=True)
+        floored = mem.search(question, k=5, preset={"extends": "default", "neighbours": {
+            "lift": 0.6, "combine": "max", **window}})
+    best = ored.hits[0]
+    assert best.text.endswith(SESSION[2][1]) and best.score == pytest.approx(own[best.id])
+    lifted = [h for h in ored.hits if "neighbour" in h.channels]
+    assert {h.text.split(": ", 1)[1] for h in lifted} == {SESSION[1][1], SESSION[3][1]}
+    for hit in lifted:
+        evidence = 0.6 * best.score
+        assert hit.channels["neighbour"].score == pytest.approx(evidence, abs=1e-6)
+        assert hit.score == pytest.approx(1 - (1 - own.get(hit.id, 0.0)) * (1 - evidence), abs=1e-6)
+    ahead, behind = sorted(lifted, key=lambda h: -h.score)
+    assert own.get(ahead.id, 0.0) > own.get(behind.id, 0.0)  # its own evidence decides
+    stage = next(s for s in ored.trace["stages"] if s["stage"] == "neighbours")
+    assert stage["combine"] == "or" and stage["lifted"] == 2
+    tied = [h.score for h in floored.hits if "neighbour" in h.channels]
+    assert len(tied) == 2 and tied[0] == pytest.approx(tied[1])  # a floor cannot tell them apart
 
 
 def test_hits_carry_their_neighbouring_turns_as_context(tmp_path: Path) -> None:
@@ -111,8 +148,8 @@ def test_a_lifted_turn_lifts_its_own_neighbours(tmp_path: Path) -> None:
     with Memory(tmp_path / "n.db", embedder="minilm") as mem:
         build(mem, extractor="none")
         question = "What did Alice buy at the farmers market?"
-        res = mem.search(question, k=5, preset={"extends": "default",
-                                                "neighbours": {"lift": 0.5, "span": 1, "top": 10}})
+        res = mem.search(question, k=5, preset={"extends": "default", "neighbours": {
+            "lift": 0.5, "span": 1, "top": 10, "combine": "max"}})
     best = res.hits[0]
     lifted = sorted((h for h in res.hits if "neighbour" in h.channels), key=lambda h: -h.score)
     once = [h for h in lifted if h.score == pytest.approx(0.5 * best.score, abs=1e-6)]

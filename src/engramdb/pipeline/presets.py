@@ -283,7 +283,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         calibration=_calibration(check, fusion),
         ranker=_ranker(check, fusion, folder),
         adapt=parse_adapt(check.section(data, "adapt", {"from_terms", "to_terms", "weights"}), set(channels), check.fail),
-        neighbours=parse_neighbours(check.section(data, "neighbours", {"lift", "top", "span"}), check),
+        neighbours=parse_neighbours(check.section(data, "neighbours", {"lift", "top", "span", "combine"}), check),
         planner=check.choice("plan", plan, "planner", "none", PLANNERS),
         reflect_rounds=check.integer("plan", plan, "reflect_rounds", 0, low=0, high=5) or 0,
         gate=_gate(check, data),
@@ -306,6 +306,10 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         raise check.fail("fusion.route_slots needs fusion.method = \"route\"")
     if preset.calibration is not None and (preset.fusion != "weighted" or preset.normalization != "zscore"):
         raise check.fail("fusion.calibration needs method = \"weighted\" with normalization = \"zscore\"")
+    if preset.neighbours.combine == "or" and preset.calibration is None and preset.fusion != "learned":
+        # "or" combines probabilities; raw fused sums are on no such scale.
+        raise check.fail("neighbours.combine = \"or\" needs scores that are probabilities: "
+                         "fusion.calibration, or fusion.method = \"learned\"")
     return preset
 
 
