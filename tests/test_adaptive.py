@@ -9,7 +9,7 @@ import pytest
 
 from engramdb import Memory
 from engramdb.errors import InputError
-from engramdb.pipeline.adapt import AdaptConfig, adapted_weights, query_length
+from engramdb.pipeline.adapt import AdaptConfig, adapted_weights, query_length, query_shape
 from engramdb.pipeline.presets import load_preset
 
 CONF = AdaptConfig(from_terms=12, to_terms=24, weights={"semantic": 0.65, "lexical": 0.35})
@@ -26,6 +26,20 @@ def test_weights_move_linearly_between_the_two_lengths() -> None:
     assert adapted_weights(BASE, AdaptConfig(), 500) == (BASE, 0.0)  # no [adapt]: no change
 
 
+def test_a_dialogue_context_takes_the_long_query_weights_whatever_its_length() -> None:
+    dialogue = AdaptConfig(from_terms=12, to_terms=24, weights={"semantic": 0.65, "lexical": 0.35}, dialogue=True)
+    full = {"semantic": 0.65, "lexical": 0.35, "symbolic": 0.2}
+    assert adapted_weights(BASE, dialogue, 5, dialogue=True) == (full, 1.0)
+    assert adapted_weights(BASE, dialogue, 5, dialogue=False) == (BASE, 0.0)  # a short question: as before
+    assert adapted_weights(BASE, CONF, 5, dialogue=True) == (BASE, 0.0)  # without `dialogue = true`: by length
+    assert adapted_weights(BASE, AdaptConfig(dialogue=True), 5, dialogue=True) == (BASE, 0.0)  # no weights: off
+    short = '<Bart>: "Hi!" <Assistant>: "Hello Bart." <Bart>: "Remember my dog?"'
+    assert query_shape(short) == (query_length(short), True) and query_length(short) < 12
+    assert query_shape("用户：你好\n助手：你好呀\n用户：还记得我的小狗吗？")[1] is True
+    assert query_shape("Where does Alice live?")[1] is False
+    assert query_shape("Error: disk full")[1] is False  # one "Label:" line is not a dialogue
+
+
 def test_query_length_counts_distinct_analysed_terms() -> None:
     assert query_length("Where does Alice live?") == 2  # alice, live (stopwords dropped)
     assert query_length("Alice Alice ALICE") == 1
@@ -38,6 +52,7 @@ def test_query_length_counts_distinct_analysed_terms() -> None:
     ({"adapt": {"weights": {}}, "extends": "semantic"}, "must be a table of channel = weight"),
     ({"adapt": {"weights": {"semantic": -1}}}, "from 0 to 100"),
     ({"adapt": {"slope": 2, "weights": {"semantic": 1}}}, "takes only"),
+    ({"adapt": {"dialogue": "yes", "weights": {"semantic": 1}}}, "adapt.dialogue must be true or false"),
 ])
 def test_bad_adapt_sections_are_clear_errors(table: dict, message: str) -> None:
     with pytest.raises(InputError, match=message):
@@ -52,12 +67,21 @@ def test_the_trace_says_how_far_the_weights_moved(tmp_path: Path) -> None:
                    "performance outfit, the one that makes you feel confident and comfortable on stage.\" "
                    "<Bart>: \"I'm really looking forward to that evening, I want to make it special!\"")
         long = mem.search(context, k=2, explain=True).trace
-    fuse = {t: next(s for s in trace["stages"] if s["stage"] == "fuse") for t, trace in (("s", short), ("l", long))}
+        by_length = {"from_terms": 12, "to_terms": 24, "dialogue": False,
+                     "weights": {"semantic": 0.75, "lexical": 0.25, "feedback": 0.5}}
+        ramped = mem.search(context, k=2, explain=True, preset={"extends": "default", "adapt": by_length}).trace
+    fuse = {t: next(s for s in trace["stages"] if s["stage"] == "fuse")
+            for t, trace in (("s", short), ("l", long), ("r", ramped))}
     assert fuse["s"]["adapt"]["share"] == 0.0 and fuse["s"]["weights"]["semantic"] == 0.4
-    terms = fuse["l"]["adapt"]["query_terms"]
-    assert 12 < terms < 24 and fuse["l"]["adapt"]["share"] == round((terms - 12) / 12, 4)
-    assert fuse["l"]["weights"]["semantic"] == pytest.approx(0.4 + 0.35 * (terms - 12) / 12, abs=1e-4)
-    assert fuse["l"]["weights"]["lexical"] == pytest.approx(0.6 - 0.35 * (terms - 12) / 12, abs=1e-4)
+    assert fuse["s"]["adapt"]["dialogue"] is False
+    # The default: a dialogue context takes the long-query weights in full, whatever its length.
+    assert fuse["l"]["adapt"]["dialogue"] is True and fuse["l"]["adapt"]["share"] == 1.0
+    assert fuse["l"]["weights"]["semantic"] == 0.75 and fuse["l"]["weights"]["lexical"] == 0.25
+    # By length alone, the weights move part of the way.
+    terms = fuse["r"]["adapt"]["query_terms"]
+    assert 12 < terms < 24 and fuse["r"]["adapt"]["share"] == round((terms - 12) / 12, 4)
+    assert fuse["r"]["weights"]["semantic"] == pytest.approx(0.4 + 0.35 * (terms - 12) / 12, abs=1e-4)
+    assert fuse["r"]["weights"]["lexical"] == pytest.approx(0.6 - 0.35 * (terms - 12) / 12, abs=1e-4)
 
 
 TURNS = [

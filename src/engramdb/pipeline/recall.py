@@ -16,7 +16,7 @@ from ..store.base import Store
 from ..text.dialogue import plain
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
-from .adapt import AdaptConfig, adapted_weights, query_length
+from .adapt import AdaptConfig, adapted_weights, query_shape
 from .context import Rows, SearchContext
 from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
 from .presets import ChannelConfig, Preset
@@ -44,7 +44,7 @@ class RecallStage:
         if "feedback" not in self.channels:
             return 0.0
         weights = {name: conf.weight for name, conf in self.channels.items()}
-        adapted, _ = adapted_weights(weights, self.adapt, query_length(ctx.plan.query or ctx.query))
+        adapted, _ = adapted_weights(weights, self.adapt, *query_shape(ctx.plan.query or ctx.query))
         return adapted["feedback"]
 
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
@@ -152,10 +152,10 @@ def fusion_inputs(preset: Preset, ctx: SearchContext, rec: dict[str, Any]) -> tu
     """What fusion works from: each channel's list as recall handed it over, the channel
     weights (adapted to the query's length when the preset says so), and the query's term count."""
     weights = {name: conf.weight for name, conf in preset.channels.items()}
-    terms = query_length(ctx.plan.query or ctx.query)
+    terms, dialogue = query_shape(ctx.plan.query or ctx.query)
     if preset.adapt.enabled:
-        weights, share = adapted_weights(weights, preset.adapt, terms)
-        rec["adapt"] = {"query_terms": terms, "share": share}
+        weights, share = adapted_weights(weights, preset.adapt, terms, dialogue)
+        rec["adapt"] = {"query_terms": terms, "dialogue": dialogue, "share": share}
     return ctx.recalled, weights, terms
 
 

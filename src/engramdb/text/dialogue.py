@@ -34,6 +34,11 @@ def _turns(query: str) -> list[tuple[str, str]]:
     return []
 
 
+def is_dialogue(query: str) -> bool:
+    """Whether a query is a dialogue context: two or more speaker turns."""
+    return len(_turns(query)) >= 2
+
+
 def utterances(query: str) -> list[str]:
     """The utterances of a dialogue-context query (one item: not a dialogue)."""
     turns = _turns(query)
