@@ -7,7 +7,6 @@ No behaviour lives here beyond (de)serialisation and the stable-id rule, so ever
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal

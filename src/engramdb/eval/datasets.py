@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
