@@ -308,8 +308,9 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         raise check.fail("fusion.calibration needs method = \"weighted\" with normalization = \"zscore\"")
     if preset.neighbours.combine == "or" and preset.calibration is None and preset.fusion != "learned":
         # "or" combines probabilities; raw fused sums are on no such scale.
-        raise check.fail("neighbours.combine = \"or\" needs scores that are probabilities: "
-                         "fusion.calibration, or fusion.method = \"learned\"")
+        raise check.fail("neighbours.combine = \"or\" needs scores that are probabilities "
+                         "(fusion.calibration, or fusion.method = \"learned\"); "
+                         "on other scales set neighbours.combine = \"max\"")
     return preset
 
 
