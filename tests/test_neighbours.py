@@ -77,7 +77,7 @@ def test_bad_neighbours_sections_are_clear_errors() -> None:
         load_preset({"extends": "default", "neighbours": {"width": 2}})
     with pytest.raises(InputError, match="neighbours"):
         load_preset({"extends": "molore", "neighbours": {"lift": 0.5}})  # not in its pipeline.stages
-    with pytest.raises(InputError, match="neighbours.combine must be one of 'max', 'or'"):
+    with pytest.raises(InputError, match="neighbours.combine must be one of max, or"):
         load_preset({"extends": "default", "neighbours": {"combine": "sum"}})
     with pytest.raises(InputError, match="needs scores that are probabilities"):
         load_preset({"extends": "default", "fusion": {"calibration": None}, "neighbours": {"combine": "or"}})

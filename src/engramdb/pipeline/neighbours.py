@@ -108,10 +108,7 @@ COMBINE = ("max", "or")
 def parse_neighbours(section: dict[str, Any], check: Any) -> NeighboursConfig:
     if not section:
         return NeighboursConfig()
-    combine = section.get("combine", "max")
-    if combine not in COMBINE:
-        raise check.fail(f"neighbours.combine must be one of {', '.join(map(repr, COMBINE))}, not {combine!r:.40}")
     return NeighboursConfig(lift=check.number("neighbours", section, "lift", None, 0.0, 1.0),
                             top=check.integer("neighbours", section, "top", 10, high=1000) or 10,
                             span=check.integer("neighbours", section, "span", 1, high=20) or 1,
-                            combine=combine)
+                            combine=check.choice("neighbours", section, "combine", "max", COMBINE))
