@@ -203,3 +203,39 @@ def test_a_dialogue_context_is_embedded_without_its_markup(tmp_path: Path) -> No
         marked = max(float(v @ mem.embedder.embed_query(context)) for v in vectors)
     assert abs(best - marked) > 1e-3  # the markup changes the vector, so the check below can tell
     assert recall["channels"]["semantic"]["top_score"] == pytest.approx(best, abs=1e-5)
+
+
+def test_feedback_rescores_what_the_first_pass_found(tmp_path: Path) -> None:
+    """The feedback channel scores the first pass's rows (every channel's) by cosine to the
+    query's vector moved towards the best three; rows no channel found are not searched for."""
+    import numpy as np
+
+    from engramdb.lifecycle import view
+    from engramdb.pipeline.context import SearchContext
+    from engramdb.pipeline.fuse import rrf
+    from engramdb.pipeline.recall import RecallStage
+    from engramdb.pipeline.trace import Trace
+    from engramdb.store.base import Filters
+
+    texts = ["Bart danced at the Christmas party and felt very happy.", "Lisa won the math contest at school.",
+             "Homer ate a dozen donuts at the power plant.", "Marge painted the kitchen a bright blue.",
+             "Bart's dance teacher praised his moves on stage.", "Maggie learned to walk this spring.",
+             "The school band played a concert for the parents.", "Grandpa told a long story about the war."]
+    with Memory(tmp_path / "f.db", embedder="minilm") as mem:
+        mem.add(texts)
+        filters = view(Filters.parse(None), False, False)
+        query = mem.embedder.embed_query("What did Bart do at the party?")
+        results = {"semantic": mem.store.semantic(query, 3, "default", filters),
+                   "lexical": mem.store.lexical(["concert"], 5, "default", filters)}
+        preset = load_preset("default")
+        stage = RecallStage(preset.channels, mem.store, mem.embedder, mem._executor, preset.adapt)
+        ctx = SearchContext(query="q", k=10, namespace="default", filters=filters, trace=Trace())
+        rows = stage.feedback(ctx, query, results)
+        pool = list(dict.fromkeys(r for found in results.values() for r, _ in found))
+        assert len(pool) == 4 and sorted(r for r, _ in rows) == sorted(pool)  # the first pass's rows, no others
+        best = [c.rowid for c in rrf(results, {}, 60)[: preset.channels["feedback"].top]]
+        moved = query + preset.channels["feedback"].alpha * mem.store.vectors_of(best).mean(axis=0)
+        expected = mem.store.vectors_of([r for r, _ in rows]) @ (moved / np.linalg.norm(moved))
+        assert np.allclose([s for _, s in rows], expected, atol=1e-5)
+        assert [s for _, s in rows] == sorted((s for _, s in rows), reverse=True)
+        assert stage.feedback(ctx, query, {}) == []

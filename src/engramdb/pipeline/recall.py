@@ -85,20 +85,34 @@ class RecallStage:
     def feedback(self, ctx: SearchContext, query_vector: np.ndarray, results: dict[str, Rows]) -> Rows:
         """Pseudo-relevance feedback (Rocchio on embeddings): the query's vector moved towards
         the mean vector of the first pass's best ``top`` rows (by reciprocal-rank fusion of the
-        channels), searched again. Catches entries that resemble what was found but share
-        little with the query's own wording (a chatty context, a paraphrase)."""
+        channels), scored against every row the first pass found. Lifts entries that resemble
+        what was found but share little with the query's own wording (a chatty context, a
+        paraphrase).
+
+        Why the first pass's rows and not a second index search: the semantic list alone is
+        100 deep, and an entry beyond it that the moved vector would find has to outscore the
+        first pass's own in fusion to matter. At 100k entries the two give the same top 10 for
+        most dialogue contexts (docs/BENCHMARKS.md), and rescoring ~150 stored vectors costs a
+        fraction of a millisecond where the search cost ~2 ms of a dialogue query's latency.
+        """
         conf = self.channels["feedback"]
         first = rrf(results, {}, 60)[: conf.top]
         if not first:
             return []
-        found = self.store.vectors_of([c.rowid for c in first])
+        pool = list(dict.fromkeys(rowid for rows in results.values() for rowid, _ in rows))
+        found = self.store.vectors_of([c.rowid for c in first] + pool)
         if found.ndim != 2 or found.shape[1] != query_vector.shape[0]:
             return []  # no vector index (yet)
-        moved = query_vector + conf.alpha * found.mean(axis=0)
+        moved = query_vector + conf.alpha * found[: len(first)].mean(axis=0)
         norm = float(np.linalg.norm(moved))
         if norm == 0:
             return []
-        return self.store.semantic(moved / norm, self.depth(ctx, "feedback"), ctx.namespace, ctx.filters)
+        vectors = found[len(first):]
+        scores = vectors @ (moved / norm)
+        has_vector = np.any(vectors != 0, axis=1)  # vectors_of gives zeros for rows without one
+        order = np.argsort(-scores, kind="stable")
+        depth = self.depth(ctx, "feedback")
+        return [(pool[i], float(scores[i])) for i in order if has_vector[i]][:depth]
 
     def jobs(self, ctx: SearchContext, plan: QueryPlan, vectors: dict[str, np.ndarray] | None = None,
              ) -> dict[str, Callable[[], Rows]]:
