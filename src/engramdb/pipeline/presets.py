@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .adapt import AdaptConfig, parse_adapt
+from .adapt import ADAPT_KEYS, AdaptConfig, parse_adapt
 from .gates import GateConfig
 from .neighbours import NeighboursConfig, parse_neighbours
 
@@ -282,7 +282,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         route_slots=check.boolean("fusion", fusion, "route_slots"),
         calibration=_calibration(check, fusion),
         ranker=_ranker(check, fusion, folder),
-        adapt=parse_adapt(check.section(data, "adapt", {"from_terms", "to_terms", "weights", "dialogue"}), set(channels), check.fail),
+        adapt=parse_adapt(check.section(data, "adapt", set(ADAPT_KEYS)), set(channels), check.fail),
         neighbours=parse_neighbours(check.section(data, "neighbours", {"lift", "top", "span", "combine"}), check),
         planner=check.choice("plan", plan, "planner", "none", PLANNERS),
         reflect_rounds=check.integer("plan", plan, "reflect_rounds", 0, low=0, high=5) or 0,

@@ -13,7 +13,7 @@ from ..embed.base import Embedder
 from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..store.base import Store
-from ..text.dialogue import plain
+from ..text.dialogue import asked_part, plain
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .adapt import AdaptConfig, adapted_weights, query_shape
@@ -70,6 +70,8 @@ class RecallStage:
         ctx.worded = _ranks(raw.get("lexical", [])) if ctx.translated else {}
         if ctx.translated:
             rec["channels"]["lexical"]["translated"] = len(ctx.translated)
+        if "lexical" in rec["channels"] and self.reads_asked(ctx.plan):
+            rec["channels"]["lexical"]["reads"] = asked_part(ctx.plan.query)
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
         if ctx.plan.query in vectors and results and self._feedback_weight(ctx) > 0:
@@ -120,7 +122,7 @@ class RecallStage:
         (whose vector is kept in `vectors`, for feedback)."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
-        lexical_text = " ".join([plan.query, *plan.keywords])
+        lexical_text = self.lexical_text(plan)
         terms = query_terms(lexical_text)
         names = plan.names()
         jobs: dict[str, Callable[[], Rows]] = {}
@@ -155,6 +157,24 @@ class RecallStage:
                 jobs["lexical#translated"] = partial(translated_search, store, lexical_text, depth, namespace, filters,
                                                      self.channels[name].weight)
         return jobs
+
+    def reads_asked(self, plan: QueryPlan) -> bool:
+        """Whether BM25 reads only what this query asks now: a dialogue context under
+        ``dialogue_terms = "asked"`` whose asked part has a term to look up ("Really?" has
+        none, and then the whole context is read)."""
+        return (self.adapt.dialogue_terms == "asked" and query_shape(plan.query)[1]
+                and bool(query_terms(asked_part(plan.query))))
+
+    def lexical_text(self, plan: QueryPlan) -> str:
+        """What BM25 (and the translations) read: the query and the plan's keywords; for a
+        dialogue context under ``[adapt] dialogue_terms = "asked"``, only what it asks now.
+
+        The rule planner's keywords of a context are its every content word, so they are left
+        out there; an LLM planner's are what it picked out to look up, so they stay."""
+        if self.reads_asked(plan):
+            keywords = plan.keywords if plan.planner == "llm" else []
+            return " ".join([asked_part(plan.query), *keywords])
+        return " ".join([plan.query, *plan.keywords])
 
     def depth(self, ctx: SearchContext, channel: str) -> int:
         """How many candidates a channel returns: its preset ``k``, or the search's ``k`` when
