@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import time
 from concurrent.futures import Executor
 from functools import partial
@@ -98,11 +99,11 @@ class RecallStage:
         fraction of a millisecond where the search cost ~2 ms of a dialogue query's latency.
         """
         conf = self.channels["feedback"]
-        first = rrf(results, {}, 60)[: conf.top]
+        first = _rrf_best(results, conf.top)
         if not first:
             return []
         pool = list(dict.fromkeys(rowid for rows in results.values() for rowid, _ in rows))
-        found = self.store.vectors_of([c.rowid for c in first] + pool)
+        found = self.store.vectors_of(first + pool)
         if found.ndim != 2 or found.shape[1] != query_vector.shape[0]:
             return []  # no vector index (yet)
         moved = query_vector + conf.alpha * found[: len(first)].mean(axis=0)
@@ -180,6 +181,18 @@ class RecallStage:
         """How many candidates a channel returns: its preset ``k``, or the search's ``k`` when
         more results are asked for than that (so ``k=250`` can return 250 hits)."""
         return max(self.channels[channel].k, ctx.k)
+
+
+def _rrf_best(results: dict[str, Rows], n: int, k: int = 60) -> list[int]:
+    """The `n` best rowids by (unweighted) reciprocal-rank fusion, ordered as `fuse.rrf` orders
+    them (score, then best single rank, then rowid), without building its candidates."""
+    scores: dict[int, float] = {}
+    best: dict[int, int] = {}
+    for rows in results.values():
+        for rank, (rowid, _) in enumerate(rows, start=1):
+            scores[rowid] = scores.get(rowid, 0.0) + 1.0 / (k + rank)
+            best[rowid] = min(best.get(rowid, rank), rank)
+    return heapq.nsmallest(n, scores, key=lambda r: (-scores[r], best[r], r))
 
 
 def fusion_inputs(preset: Preset, ctx: SearchContext, rec: dict[str, Any]) -> tuple[dict[str, Rows], dict[str, float], int]:
