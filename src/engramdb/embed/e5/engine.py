@@ -27,8 +27,10 @@ from .weights import WeightFile, dequantize_rows, load
 TOKEN_BUDGET = 4096  # padded tokens per batch: measured 2048-16384 on OpenVINO, 4096 best (16384 ~25 % slower)
 MAX_BATCH = 64
 # Sequences are padded to a multiple of this (the mask hides the padding; cosine to the
-# unpadded vector 0.99999): the CPU's matrix units work in tiles of 16 rows, and a padded
-# ~107-token dialogue context embeds ~8 % faster than the exact length (docs/BENCHMARKS.md).
+# unpadded vector 0.99999). The CPU's matrix units work in tiles of 16 rows (a ~107-token
+# context embeds ~8 % faster padded), and nearly all short questions share one shape, so
+# OpenVINO does not re-prepare its kernels for each new length (~1.5 ms a question;
+# docs/BENCHMARKS.md).
 PAD_MULTIPLE = 16
 SELF_CHECK_MIN_COSINE = 0.999
 
