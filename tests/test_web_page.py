@@ -312,6 +312,9 @@ def test_explain_shows_the_stages_as_a_timeline(page: Page, served: dict[str, An
         assert channel in recall
     assert "weighted fusion of z-scored channel scores" in page.text("[data-stage=fuse]")
     assert "skipped: no gates set" in page.text("[data-stage=gate]")
+    neighbours = page.text("[data-stage=neighbours]")  # the default's `combine = "or"`, said in words
+    assert "±2 turns, lift 0.2; lift × score combined with a turn's own as probabilities" in neighbours
+    assert "combine or" not in neighbours  # named in the summary, so not repeated among the raw fields
     assert "kept the top 10" in page.text("[data-stage=select]")
     page.screenshot("explain")
     fuse = page.find("[data-stage=fuse] details.cands")
