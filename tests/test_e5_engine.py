@@ -266,3 +266,28 @@ def test_unwritable_cache_folder_builds_in_the_temporary_folder(tmp_path: Path, 
     monkeypatch.setattr(runtime_mod.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     path = runtime_mod.graph_file(weights)
     assert path.is_file() and path.is_relative_to(tmp_path / "tmp")
+
+
+def test_building_a_graph_removes_its_older_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     weights: WeightFile) -> None:
+    """A graph version bump leaves no stale ~85 MB graph (or its blobs) behind; other weight
+    files' graphs stay, and blobs of the old shared OpenVINO folder are cleared."""
+    monkeypatch.setenv("ENGRAM_E5_CACHE_DIR", str(tmp_path))
+    current = runtime_mod.graph_file(weights)
+    stem = current.name.rsplit("-g", 1)[0]
+    old = tmp_path / f"{stem}-g0.onnx"
+    old.write_bytes(b"an older graph")
+    (tmp_path / "openvino" / old.stem).mkdir(parents=True)
+    (tmp_path / "openvino" / old.stem / "x.blob").write_bytes(b"its blob")
+    other = tmp_path / "e5-small-0123456789abcdef0123-g0.onnx"  # another weight file's graph
+    other.write_bytes(b"kept")
+    (tmp_path / "openvino" / "legacy.blob").write_bytes(b"shared-folder blob")
+    current.unlink()
+    rebuilt = runtime_mod.graph_file(weights)
+    assert rebuilt == current and rebuilt.stat().st_size > 1_000_000
+    assert not old.exists() and not (tmp_path / "openvino" / old.stem).exists()
+    assert other.read_bytes() == b"kept"
+    if "openvino" in RUNTIMES:
+        FastE5("openvino", 1, weights)
+        assert not (tmp_path / "openvino" / "legacy.blob").exists()
+        assert list((tmp_path / "openvino" / current.stem).iterdir())  # the blob cache, per graph

@@ -12,13 +12,17 @@ The graph (ONNX, ~85 MB) is written once per weight file into the user's cache f
 ``$ENGRAM_E5_CACHE_DIR``, else ``$ENGRAM_CACHE_DIR/e5-graph``, else
 ``$XDG_CACHE_HOME/engram/e5-graph`` (``~/.cache/engram/e5-graph``), named by the sha256 of the
 weight file and the graph version, and written to a temporary file then renamed, so concurrent
-processes only ever see a complete file. Neither runtime may spin worker threads between
+processes only ever see a complete file. OpenVINO's compiled blobs for a graph sit in
+``openvino/<graph name>/`` beside it. Building a graph removes the same weight file's graphs
+of other graph versions and their blobs (stale after an upgrade, ~130 MB each); graphs of
+other weight files stay. Neither runtime may spin worker threads between
 calls: spinning was measured to slow the NumPy search that follows a query embedding.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -63,6 +67,29 @@ def graph_file(weights: WeightFile) -> Path:
         return _cached_graph(fallback, name, weights)
 
 
+def _remove_stale(folder: Path, target: Path) -> int:
+    """Delete the graphs (and their OpenVINO blobs) of ``target``'s weight file built by other
+    graph versions. Returns the graphs removed."""
+    stem = target.name.rsplit("-g", 1)[0]  # e5-small-<digest>
+    removed = 0
+    for old in folder.glob(f"{stem}-g*.onnx"):
+        if old != target:
+            shutil.rmtree(folder / "openvino" / old.stem, ignore_errors=True)
+            old.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
+def _remove_shared_blobs(folder: Path) -> None:
+    """Blobs left directly in ``openvino/`` by releases that kept every graph's blobs in one
+    folder (they are not read any more). Best effort, like every tidy-up of the cache."""
+    try:
+        for blob in (folder / "openvino").glob("*.blob"):
+            blob.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def _cached_graph(folder: Path, name: str, weights: WeightFile) -> Path:
     global builds
     target = folder / name
@@ -84,6 +111,10 @@ def _cached_graph(folder: Path, name: str, weights: WeightFile) -> Path:
             Path(tmp).unlink(missing_ok=True)
             raise
         builds += 1
+        try:
+            _remove_stale(folder, target)
+        except OSError:
+            pass  # a cache folder we may not tidy is still a working cache
     return target
 
 
@@ -156,8 +187,9 @@ class OpenVinoSession:
         import openvino.properties as props
         import openvino.properties.hint as hints
 
+        _remove_shared_blobs(path.parent)
         core = ov.Core()
-        core.set_property({props.cache_dir: str(path.parent / "openvino")})
+        core.set_property({props.cache_dir: str(path.parent / "openvino" / path.stem)})
         config: dict[str, Any] = {
             hints.inference_precision: precision,
             hints.performance_mode: hints.PerformanceMode.LATENCY,
