@@ -67,22 +67,20 @@ def graph_file(weights: WeightFile) -> Path:
         return _cached_graph(fallback, name, weights)
 
 
-def _remove_stale(folder: Path, target: Path) -> int:
+def _remove_stale(folder: Path, target: Path) -> None:
     """Delete the graphs (and their OpenVINO blobs) of ``target``'s weight file built by other
-    graph versions. Returns the graphs removed."""
+    graph versions."""
     stem = target.name.rsplit("-g", 1)[0]  # e5-small-<digest>
-    removed = 0
     for old in folder.glob(f"{stem}-g*.onnx"):
         if old != target:
             shutil.rmtree(folder / "openvino" / old.stem, ignore_errors=True)
             old.unlink(missing_ok=True)
-            removed += 1
-    return removed
 
 
 def _remove_shared_blobs(folder: Path) -> None:
     """Blobs left directly in ``openvino/`` by releases that kept every graph's blobs in one
-    folder (they are not read any more). Best effort, like every tidy-up of the cache."""
+    folder (they are not read any more). Called when a graph's own blob folder does not exist
+    yet, so once per graph, not on every start. Best effort, like every tidy-up of the cache."""
     try:
         for blob in (folder / "openvino").glob("*.blob"):
             blob.unlink(missing_ok=True)
@@ -187,9 +185,11 @@ class OpenVinoSession:
         import openvino.properties as props
         import openvino.properties.hint as hints
 
-        _remove_shared_blobs(path.parent)
+        blobs = path.parent / "openvino" / path.stem
+        if not blobs.is_dir():
+            _remove_shared_blobs(path.parent)
         core = ov.Core()
-        core.set_property({props.cache_dir: str(path.parent / "openvino" / path.stem)})
+        core.set_property({props.cache_dir: str(blobs)})
         config: dict[str, Any] = {
             hints.inference_precision: precision,
             hints.performance_mode: hints.PerformanceMode.LATENCY,
