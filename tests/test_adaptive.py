@@ -213,7 +213,7 @@ def test_feedback_rescores_what_the_first_pass_found(tmp_path: Path) -> None:
     from engramdb.lifecycle import view
     from engramdb.pipeline.context import SearchContext
     from engramdb.pipeline.fuse import rrf
-    from engramdb.pipeline.recall import RecallStage, _rrf_best
+    from engramdb.pipeline.recall import RecallStage
     from engramdb.pipeline.trace import Trace
     from engramdb.store.base import Filters
 
@@ -234,50 +234,9 @@ def test_feedback_rescores_what_the_first_pass_found(tmp_path: Path) -> None:
         pool = list(dict.fromkeys(r for found in results.values() for r, _ in found))
         assert len(pool) == 4 and sorted(r for r, _ in rows) == sorted(pool)  # the first pass's rows, no others
         best = [c.rowid for c in rrf(results, {}, 60)[: preset.channels["feedback"].top]]
-        assert _rrf_best(results, 3) == best  # the light ranking orders as fuse.rrf does
         moved = query + preset.channels["feedback"].alpha * mem.store.vectors_of(best).mean(axis=0)
         expected = mem.store.vectors_of([r for r, _ in rows]) @ (moved / np.linalg.norm(moved))
         assert np.allclose([s for _, s in rows], expected, atol=1e-5)
         assert [s for _, s in rows] == sorted((s for _, s in rows), reverse=True)
         assert stage.feedback(ctx, query, {}) == []
 
-
-def test_bm25_reads_what_a_dialogue_context_asks_now(tmp_path: Path) -> None:
-    """Under `dialogue_terms = "asked"` (the default) the lexical channel reads the question
-    sentences of a context's last utterance, not its chatter; a context that asks nothing
-    with a term in it is read whole, and a focused question is read as before."""
-    with Memory(tmp_path / "d.db", embedder="minilm") as mem:
-        mem.add(["Bart went to a pottery class on Monday.", "Bart's pottery teacher is strict.",
-                 "Bart adopted a puppy called Max.", "Lisa plays the saxophone."])
-        context = ('<Sam>: "The pottery class was fun, the pottery wheel spins fast." <Assistant>: "Sounds '
-                   'like fun!" <Sam>: "I am tired of pottery now. Do you remember my puppy?"')
-
-        def lexical(query: str, preset: object = "default") -> dict:
-            trace = mem.search(query, k=4, preset=preset).trace  # type: ignore[arg-type]
-            return next(s for s in trace["stages"] if s["stage"] == "recall")["channels"]["lexical"]
-
-        asked = lexical(context)
-        assert asked["reads"] == "Do you remember my puppy?" and asked["n"] == 1  # the puppy, not the pottery
-        whole = lexical(context, {"extends": "default", "adapt": {"dialogue_terms": "context"}})
-        assert "reads" not in whole and whole["n"] == 3
-        nothing_asked = lexical('<Sam>: "The pottery wheel spins fast." <Assistant>: "Oh?" <Sam>: "Really?"')
-        assert "reads" not in nothing_asked and nothing_asked["n"] == 2
-        assert "reads" not in lexical("Does Bart have a puppy?")
-    with pytest.raises(InputError, match="dialogue_terms must be one of context, asked"):
-        load_preset({"extends": "default", "adapt": {"dialogue_terms": "last"}})
-
-
-def test_feedbacks_first_pass_ranking_orders_as_rrf_does() -> None:
-    """`_rrf_best` (the feedback channel's light ranking) picks what `fuse.rrf` ranks first,
-    ties included (channels that rank two rows alike)."""
-    import random
-
-    from engramdb.pipeline.fuse import rrf
-    from engramdb.pipeline.recall import _rrf_best
-
-    rng = random.Random(15)
-    for _ in range(200):
-        pool = rng.sample(range(1, 60), 30)
-        results = {f"c{c}": [(r, 1.0) for r in rng.sample(pool, rng.randint(0, 20))] for c in range(rng.randint(1, 4))}
-        n = rng.randint(1, 6)
-        assert _rrf_best(results, n) == [c.rowid for c in rrf(results, {}, 60)[:n]]

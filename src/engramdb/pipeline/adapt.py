@@ -9,10 +9,7 @@ preset's ``[adapt]`` section moves the weights from the channels' own (at ``from
 distinct analysed query terms or fewer) linearly to ``[adapt.weights]`` (at ``to_terms`` or
 more). A dialogue context (two or more speaker turns, `text.dialogue`) is chatty whatever
 its length, so with ``dialogue = true`` it takes ``[adapt.weights]`` in full even when it is
-short. With ``dialogue_terms = "asked"``, BM25 (and its translations) reads only what a
-dialogue context asks now — the question sentences of its last utterance
-(`text.dialogue.asked_part`) — not every chatty word of it. Measured in docs/BENCHMARKS.md
-("Query-adaptive weights").
+short. Measured in docs/BENCHMARKS.md ("Query-adaptive weights").
 """
 
 from __future__ import annotations
@@ -25,8 +22,7 @@ from ..text.dialogue import is_dialogue
 from ..text.tokenize import query_terms
 
 
-ADAPT_KEYS = ("from_terms", "to_terms", "weights", "dialogue", "dialogue_terms")
-DIALOGUE_TERMS = ("context", "asked")
+ADAPT_KEYS = ("from_terms", "to_terms", "weights", "dialogue")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +34,6 @@ class AdaptConfig:
     to_terms: int = 24
     weights: dict[str, float] = field(default_factory=dict)
     dialogue: bool = False
-    #: what the lexical channel reads of a dialogue context: "context" (all of it) or
-    #: "asked" (the question sentences of its last utterance)
-    dialogue_terms: str = "context"
 
     @property
     def enabled(self) -> bool:
@@ -90,9 +83,6 @@ def parse_adapt(section: dict[str, Any], channels: set[str], fail: Any) -> Adapt
     dialogue = section.get("dialogue", False)
     if not isinstance(dialogue, bool):
         raise fail("adapt.dialogue must be true or false")
-    dialogue_terms = section.get("dialogue_terms", "context")
-    if dialogue_terms not in DIALOGUE_TERMS:
-        raise fail(f"adapt.dialogue_terms must be one of {', '.join(DIALOGUE_TERMS)}")
     low, high = section.get("from_terms", 12), section.get("to_terms", 24)
     if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 10_000 for v in (low, high)) or high <= low:
         raise fail("adapt.from_terms and adapt.to_terms must be integers with from_terms < to_terms")
@@ -105,4 +95,4 @@ def parse_adapt(section: dict[str, Any], channels: set[str], fail: Any) -> Adapt
         if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not 0 <= weight <= 100:
             raise fail(f"adapt.weights.{channel} must be a number from 0 to 100")
     return AdaptConfig(from_terms=low, to_terms=high, weights={k: float(v) for k, v in weights.items()},
-                       dialogue=dialogue, dialogue_terms=dialogue_terms)
+                       dialogue=dialogue)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import time
 from concurrent.futures import Executor
 from functools import partial
@@ -14,7 +13,7 @@ from ..embed.base import Embedder
 from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..store.base import Store
-from ..text.dialogue import asked_part, plain
+from ..text.dialogue import plain
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .adapt import AdaptConfig, adapted_weights, query_shape
@@ -71,8 +70,6 @@ class RecallStage:
         ctx.worded = _ranks(raw.get("lexical", [])) if ctx.translated else {}
         if ctx.translated:
             rec["channels"]["lexical"]["translated"] = len(ctx.translated)
-        if "lexical" in rec["channels"] and self.reads_asked(ctx.plan):
-            rec["channels"]["lexical"]["reads"] = asked_part(ctx.plan.query)
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
         if ctx.plan.query in vectors and results and self._feedback_weight(ctx) > 0:
@@ -99,18 +96,18 @@ class RecallStage:
         fraction of a millisecond where the search cost ~2 ms of a dialogue query's latency.
         """
         conf = self.channels["feedback"]
-        first = _rrf_best(results, conf.top)
+        first = rrf(results, {}, 60)[: conf.top]
         if not first:
             return []
         pool = list(dict.fromkeys(rowid for rows in results.values() for rowid, _ in rows))
-        found = self.store.vectors_of(first + pool)
-        if found.ndim != 2 or found.shape[1] != query_vector.shape[0]:
+        vectors = self.store.vectors_of(pool)
+        if vectors.ndim != 2 or vectors.shape[1] != query_vector.shape[0]:
             return []  # no vector index (yet)
-        moved = query_vector + conf.alpha * found[: len(first)].mean(axis=0)
+        at = {rowid: i for i, rowid in enumerate(pool)}
+        moved = query_vector + conf.alpha * vectors[[at[c.rowid] for c in first]].mean(axis=0)
         norm = float(np.linalg.norm(moved))
         if norm == 0:
             return []
-        vectors = found[len(first):]
         scores = vectors @ (moved / norm)
         has_vector = np.any(vectors != 0, axis=1)  # vectors_of gives zeros for rows without one
         order = np.argsort(-scores, kind="stable")
@@ -123,7 +120,7 @@ class RecallStage:
         (whose vector is kept in `vectors`, for feedback)."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
-        lexical_text = self.lexical_text(plan)
+        lexical_text = " ".join([plan.query, *plan.keywords])
         terms = query_terms(lexical_text)
         names = plan.names()
         jobs: dict[str, Callable[[], Rows]] = {}
@@ -159,40 +156,10 @@ class RecallStage:
                                                      self.channels[name].weight)
         return jobs
 
-    def reads_asked(self, plan: QueryPlan) -> bool:
-        """Whether BM25 reads only what this query asks now: a dialogue context under
-        ``dialogue_terms = "asked"`` whose asked part has a term to look up ("Really?" has
-        none, and then the whole context is read)."""
-        return (self.adapt.dialogue_terms == "asked" and query_shape(plan.query)[1]
-                and bool(query_terms(asked_part(plan.query))))
-
-    def lexical_text(self, plan: QueryPlan) -> str:
-        """What BM25 (and the translations) read: the query and the plan's keywords; for a
-        dialogue context under ``[adapt] dialogue_terms = "asked"``, only what it asks now.
-
-        The rule planner's keywords of a context are its every content word, so they are left
-        out there; an LLM planner's are what it picked out to look up, so they stay."""
-        if self.reads_asked(plan):
-            keywords = plan.keywords if plan.planner == "llm" else []
-            return " ".join([asked_part(plan.query), *keywords])
-        return " ".join([plan.query, *plan.keywords])
-
     def depth(self, ctx: SearchContext, channel: str) -> int:
         """How many candidates a channel returns: its preset ``k``, or the search's ``k`` when
         more results are asked for than that (so ``k=250`` can return 250 hits)."""
         return max(self.channels[channel].k, ctx.k)
-
-
-def _rrf_best(results: dict[str, Rows], n: int, k: int = 60) -> list[int]:
-    """The `n` best rowids by (unweighted) reciprocal-rank fusion, ordered as `fuse.rrf` orders
-    them (score, then best single rank, then rowid), without building its candidates."""
-    scores: dict[int, float] = {}
-    best: dict[int, int] = {}
-    for rows in results.values():
-        for rank, (rowid, _) in enumerate(rows, start=1):
-            scores[rowid] = scores.get(rowid, 0.0) + 1.0 / (k + rank)
-            best[rowid] = min(best.get(rowid, rank), rank)
-    return heapq.nsmallest(n, scores, key=lambda r: (-scores[r], best[r], r))
 
 
 def fusion_inputs(preset: Preset, ctx: SearchContext, rec: dict[str, Any]) -> tuple[dict[str, Rows], dict[str, float], int]:
