@@ -40,6 +40,38 @@ def test_a_dialogue_context_takes_the_long_query_weights_whatever_its_length() -
     assert query_shape("Error: disk full")[1] is False  # one "Label:" line is not a dialogue
 
 
+@pytest.mark.parametrize("context, speakers", [
+    ('<Bart>: "I got full marks!" <Assistant>: "Wow!" <Bart>: "How should I celebrate?"', ["Bart", "Assistant", "Bart"]),
+    ("[小明]: 我考了满分！ [助手]: 太棒了！ [小明]: 我该怎么庆祝呢？", ["小明", "助手", "小明"]),
+    ("Alice: hi\nBob: what did you do last week?", ["Alice", "Bob"]),
+    # one line, as agents often join a transcript: a speaker speaks twice, or one is a role
+    ("User: I got full marks! Assistant: Wow! User: How should I celebrate?", ["User", "Assistant", "User"]),
+    ('Bart: "I got full marks!" Mary Ann: "Wow!" Bart: "How should I celebrate?"', ["Bart", "Mary Ann", "Bart"]),
+    ("Bart: I got full marks. Assistant: Wow.", ["Bart", "Assistant"]),
+    ("用户：我考了满分！助手：太棒了！用户：我该怎么庆祝呢？", ["用户", "助手", "用户"]),
+])
+def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str, speakers: list[str]) -> None:
+    from engramdb.text.dialogue import _turns, is_dialogue
+
+    turns = _turns(context)
+    assert is_dialogue(context) and [who for who, _ in turns] == speakers
+    assert all(said and not said.startswith(('"', ":", "：")) for _, said in turns)  # labels and quotes gone
+
+
+@pytest.mark.parametrize("prose", [
+    "Error: disk full",  # one "Label:" line
+    "Note: see http://example.com/a. Also: nothing",
+    "Meeting at 10:30. Agenda: budget. Notes: none.",  # labels, but not from the start
+    "Caroline: I went to the support group. Melanie: That is great!",  # two names, once each: a quote?
+    "他说：明天见。我说：好的。",  # reported speech, no speaker twice
+    "What did Alice do about two weeks ago?",
+])
+def test_prose_with_colons_is_not_a_dialogue(prose: str) -> None:
+    from engramdb.text.dialogue import is_dialogue, plain
+
+    assert not is_dialogue(prose) and plain(prose) == prose
+
+
 def test_query_length_counts_distinct_analysed_terms() -> None:
     assert query_length("Where does Alice live?") == 2  # alice, live (stopwords dropped)
     assert query_length("Alice Alice ALICE") == 1

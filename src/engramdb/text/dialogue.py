@@ -1,5 +1,6 @@
 """Dialogue-context queries: an agent often searches with the last few utterances of a
-conversation ("<Bart>: "…" <Assistant>: "…" <Bart>: "…"", or one "Speaker: …" per line).
+conversation ("<Bart>: "…" <Assistant>: "…" <Bart>: "…"", "[Bart]: …", one "Speaker: …" per
+line, or "User: … Assistant: … User: …" on one line).
 What the user asks now is in the last utterance; a time expression earlier in the chatter
 ("I barely slept this week") is not the window the question is about — nor is one in the
 last utterance's small talk before its question ("I barely slept this week. Do you remember
@@ -14,9 +15,20 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])")
 # A question: ends with a question mark, or (Chinese, often unpunctuated) with 吗/呢/么.
 _QUESTION = re.compile(r"[?？]\W*$|[吗呢么][。.]?$")
 
-# "<Name>:" tags anywhere, or "Name:" / "Name：" at the start of a line (names up to 40 chars).
+# "<Name>:" or "[Name]:" tags anywhere, or "Name:" / "Name：" at the start of a line (names up
+# to 40 chars).
 _TAG = re.compile(r"<([^<>\n]{1,40})>\s*[:：]")
+_BRACKET = re.compile(r"\[([^\[\]\n]{1,40})\]\s*[:：]")
 _LINE = re.compile(r"^[ \t]*([^\s:：<>][^:：<>\n]{0,39})[:：]", re.MULTILINE)
+# "User: … Assistant: … User: …" on one line, as agents often join a transcript: a name of up
+# to three capitalised words (or up to six CJK characters) and a colon, at the start or right
+# after a sentence ends. Prose has such colons too ("Note: …", "他说：…"), so a line of these
+# counts as a dialogue only with the evidence of one (`_inline_turns`).
+_INLINE = re.compile(r"(?:^|(?<=[.!?…。！？\"”]))\s*([A-Z][\w'’.-]{0,19}(?: [A-Z][\w'’.-]{0,19}){0,2}"
+                     r"|[\u4e00-\u9fff]{1,6})\s*[:：](?!//)")
+# Speakers an agent's transcript names by role.
+_ROLES = frozenset({"user", "assistant", "ai", "bot", "human", "system", "agent", "me", "you", "customer",
+                    "用户", "助手", "机器人", "客服", "我", "你", "系统"})
 
 
 def _said(text: str) -> str:
@@ -24,14 +36,31 @@ def _said(text: str) -> str:
     return text.strip().strip('"“”').strip()
 
 
+def _split(query: str, marks: list[re.Match[str]]) -> list[tuple[str, str]]:
+    ends = [m.start() for m in marks[1:]] + [len(query)]
+    return [(m.group(1).strip(), _said(query[m.end():e])) for m, e in zip(marks, ends)]
+
+
+def _inline_turns(query: str) -> list[re.Match[str]]:
+    """Speaker labels of a one-line transcript, or [] unless it reads as one: it starts with a
+    label, and a speaker speaks twice or one is named by role ("User", "助手")."""
+    marks = list(_INLINE.finditer(query))
+    if len(marks) < 2 or query[: marks[0].start(1)].strip():
+        return []
+    names = [m.group(1).strip().lower() for m in marks]
+    if len(set(names)) < len(names) or _ROLES.intersection(names):
+        return marks
+    return []
+
+
 def _turns(query: str) -> list[tuple[str, str]]:
     """(speaker, utterance) pairs of a dialogue-context query; [] when it is not one."""
-    for pattern in (_TAG, _LINE):
+    for pattern in (_TAG, _BRACKET, _LINE):
         marks = list(pattern.finditer(query))
         if len(marks) >= 2:
-            ends = [m.start() for m in marks[1:]] + [len(query)]
-            return [(m.group(1).strip(), _said(query[m.end():e])) for m, e in zip(marks, ends)]
-    return []
+            return _split(query, marks)
+    marks = _inline_turns(query)
+    return _split(query, marks) if marks else []
 
 
 def is_dialogue(query: str) -> bool:
