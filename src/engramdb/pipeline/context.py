@@ -49,6 +49,10 @@ class SearchContext:
     translated: dict[int, tuple[int, float]] = field(default_factory=dict)
     #: the lexical channel's own word matches, by rowid, when translations were merged in
     worded: dict[int, tuple[int, float]] = field(default_factory=dict)
+    #: the channel weights for this query (after `[adapt]`), set by recall for fusion
+    weights: dict[str, float] = field(default_factory=dict)
+    #: how `[adapt]` read the query (terms, dialogue, share), for the fuse record; None: off
+    adapted: dict[str, Any] | None = None
 
 
 class Stage(Protocol):

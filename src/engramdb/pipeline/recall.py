@@ -16,7 +16,7 @@ from ..store.base import Store
 from ..text.dialogue import plain
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
-from .adapt import AdaptConfig, adapted_weights, query_shape
+from .adapt import AdaptConfig, adapted_weights, query_length, query_shape
 from .context import Rows, SearchContext
 from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
 from .presets import ChannelConfig, Preset
@@ -39,15 +39,8 @@ class RecallStage:
         self.channels, self.store, self.embedder, self.executor = channels, store, embedder, executor
         self.adapt = adapt or AdaptConfig()
 
-    def _feedback_weight(self, ctx: SearchContext) -> float:
-        """The feedback channel's weight for this query (after `[adapt]`): 0 means it does not run."""
-        if "feedback" not in self.channels:
-            return 0.0
-        weights = {name: conf.weight for name, conf in self.channels.items()}
-        adapted, _ = adapted_weights(weights, self.adapt, *query_shape(ctx.plan.query or ctx.query))
-        return adapted["feedback"]
-
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        ctx.weights, ctx.adapted = query_weights(self.channels, self.adapt, ctx.plan.query or ctx.query)
         vectors: dict[str, np.ndarray] = {}
         futures = {name: self.executor.submit(_timed, job)
                    for name, job in self.jobs(ctx, ctx.plan, vectors).items()}
@@ -72,7 +65,7 @@ class RecallStage:
             rec["channels"]["lexical"]["translated"] = len(ctx.translated)
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
-        if ctx.plan.query in vectors and results and self._feedback_weight(ctx) > 0:
+        if ctx.plan.query in vectors and results and ctx.weights.get("feedback", 0.0) > 0:
             rows, ms = _timed(lambda: self.feedback(ctx, vectors[ctx.plan.query], results))
             results["feedback"] = rows
             rec["channels"]["feedback"] = {"k": self.depth(ctx, "feedback"), "n": len(rows), "ms": ms,
@@ -162,15 +155,30 @@ class RecallStage:
         return max(self.channels[channel].k, ctx.k)
 
 
+def query_weights(channels: dict[str, ChannelConfig], adapt: AdaptConfig, query: str,
+                  ) -> tuple[dict[str, float], dict[str, Any] | None]:
+    """The channel weights for `query` (moved by `[adapt]` when the preset has one), and how
+    `[adapt]` read it for the trace (None when it is off). Recall decides with them whether
+    feedback runs; fusion ranks with them."""
+    weights = {name: conf.weight for name, conf in channels.items()}
+    if not adapt.enabled:
+        return weights, None
+    terms, dialogue = query_shape(query)
+    weights, share = adapted_weights(weights, adapt, terms, dialogue)
+    return weights, {"query_terms": terms, "dialogue": dialogue, "share": share}
+
+
 def fusion_inputs(preset: Preset, ctx: SearchContext, rec: dict[str, Any]) -> tuple[dict[str, Rows], dict[str, float], int]:
     """What fusion works from: each channel's list as recall handed it over, the channel
-    weights (adapted to the query's length when the preset says so), and the query's term count."""
-    weights = {name: conf.weight for name, conf in preset.channels.items()}
-    terms, dialogue = query_shape(ctx.plan.query or ctx.query)
-    if preset.adapt.enabled:
-        weights, share = adapted_weights(weights, preset.adapt, terms, dialogue)
-        rec["adapt"] = {"query_terms": terms, "dialogue": dialogue, "share": share}
-    return ctx.recalled, weights, terms
+    weights recall chose for the query, and the query's term count."""
+    if not ctx.weights:  # fused without this preset's recall (a caller's own lists)
+        ctx.weights, ctx.adapted = query_weights(preset.channels, preset.adapt, ctx.plan.query or ctx.query)
+    if ctx.adapted is not None:
+        rec["adapt"] = ctx.adapted
+        terms = int(ctx.adapted["query_terms"])
+    else:
+        terms = query_length(ctx.plan.query or ctx.query)
+    return ctx.recalled, dict(ctx.weights), terms
 
 
 class FuseStage:
