@@ -131,6 +131,42 @@ def test_reimport_is_idempotent_and_a_changed_session_is_replaced(mem: Memory, t
     assert mem.count() == count and third["facts"] == 2 and first["facts"] == 5
 
 
+@pytest.mark.parametrize("suffix, render", [
+    (".json", lambda turns: __import__("json").dumps([{"role": r, "content": t} for r, t in turns])),
+    (".jsonl", lambda turns: "\n".join(__import__("json").dumps({"speaker": r, "text": t}) for r, t in turns)),
+])
+def test_files_without_session_ids_do_not_replace_each_other(mem: Memory, tmp_path: Path, suffix: str,
+                                                              render) -> None:  # type: ignore[no-untyped-def]
+    """Two files whose turns name no session: each is its own session (named after its first
+    turns), and importing one again, also with a turn appended, replaces only itself."""
+    locker = [("user", "Remember: my locker code is 5521."), ("assistant", "Noted."), ("user", "Thanks!")]
+    weather = [("user", "What is the weather like in Oslo?"), ("assistant", "Cold.")]
+    (tmp_path / f"a{suffix}").write_text(render(locker))
+    (tmp_path / f"b{suffix}").write_text(render(weather))
+    mem.import_path(tmp_path / f"a{suffix}", extractor="none")
+    second = mem.import_path(tmp_path / f"b{suffix}", extractor="none")
+    assert second["removed"] == 0
+    texts = sorted(e.text for e in mem.get(mem.store.ids("default", mem_filters(kinds=["turn"]))))
+    assert any("locker code is 5521" in t for t in texts) and any("Oslo" in t for t in texts) and len(texts) == 5
+    sessions = {e.source.session_id for e in mem.get(mem.store.ids("default", mem_filters(kinds=["turn"])))}
+    assert len(sessions) == 2 and all(s.startswith("session-") for s in sessions)
+    (tmp_path / f"a{suffix}").write_text(render([*locker, ("user", "And my bike is blue.")]))
+    third = mem.import_path(tmp_path / f"a{suffix}", extractor="none")
+    assert third["removed"] == 0 and mem.count() == 6  # the same session (its first three turns), one turn longer
+    assert {e.source.session_id for e in mem.get(mem.store.ids("default", mem_filters(kinds=["turn"])))} == sessions
+
+
+def test_one_file_of_conversations_that_start_alike_keeps_them_apart(tmp_path: Path) -> None:
+    import json
+
+    same_start = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello! How can I help?"}]
+    chats = [{"messages": [*same_start, {"role": "user", "content": topic}]} for topic in ("Book a flight", "Cook rice")]
+    (tmp_path / "chats.json").write_text(json.dumps(chats))
+    sessions = read_conversations(tmp_path / "chats.json")
+    assert len({s.session_id for s in sessions}) == 2
+    assert all(t.session_id == s.session_id and t.turn_id.startswith(s.session_id + ":") for s in sessions for t in s.turns)
+
+
 def test_add_conversation_and_add_turn(mem: Memory) -> None:
     report = mem.add_conversation(
         [("Alice", "I started a new job at Zalando yesterday."), ("Bob", "Congrats! I'm moving to Berlin next month.")],

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from ..jsonfile import jsonl_objects, read_json
-from .model import Conversation, Turn, as_utc
+from .model import Conversation, Turn, as_utc, default_session_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from .locomo import LocomoSample
@@ -147,13 +147,14 @@ def _read_turns(path: Path) -> list[Conversation]:
             text = _text_of(text).strip()
             if not text:
                 raise ValueError("missing or empty 'text' (or 'content')")
-            sid = str(obj.get("session_id") or "session_1")
+            # Lines without a session form one, named after its first turns once all are read.
+            sid = str(obj.get("session_id") or _UNNAMED)
             conv = sessions.get(sid)
             if conv is None:
                 conv = sessions[sid] = Conversation(session_id=sid, turns=[], session_time=_time(obj.get("session_time")),
                                                     conversation_id=obj.get("conversation_id"))
             counters[sid] = counters.get(sid, 0) + 1
-            turn_id = str(obj.get("turn_id") or f"{sid}:{counters[sid]}")
+            turn_id = str(obj.get("turn_id") or f"{sid}:{counters[sid]}")  # renamed below if unnamed
             when = _time(obj.get("timestamp")) or conv.session_time
             if conv.session_time is None and when is not None:
                 conv.session_time = when
@@ -162,10 +163,28 @@ def _read_turns(path: Path) -> list[Conversation]:
                                    timestamp=when, role=role))
         except (ValueError, TypeError) as exc:
             raise InputError(f"{path}:{number}: {exc}") from exc
+    unnamed = sessions.pop(_UNNAMED, None)
+    if unnamed is not None:
+        _name_session(unnamed, default_session_id(unnamed.turns, unnamed.session_time))
+        sessions[unnamed.session_id] = unnamed  # a file's own "session-…" id: one session
     return list(sessions.values())
 
 
-def _openai_session(obj: Any, sid: str, where: str) -> Conversation:
+#: the placeholder id of turns that name no session while a file is read
+_UNNAMED = "\x00unnamed"
+
+
+def _name_session(conv: Conversation, sid: str) -> None:
+    """Give a session read without an id its derived one, in every turn and default turn id."""
+    old = conv.session_id
+    conv.session_id = sid
+    for turn in conv.turns:
+        turn.session_id = sid
+        if turn.turn_id.startswith(old + ":"):
+            turn.turn_id = sid + turn.turn_id[len(old):]
+
+
+def _openai_session(obj: Any, where: str) -> Conversation:
     if isinstance(obj, dict) and "messages" in obj:
         messages, meta = obj["messages"], obj
     elif isinstance(obj, list):
@@ -174,7 +193,8 @@ def _openai_session(obj: Any, sid: str, where: str) -> Conversation:
         raise InputError(f"{where}: expected a list of messages or an object with 'messages'")
     if not isinstance(messages, list):
         raise InputError(f"{where}: 'messages' must be a list")
-    sid = str(meta.get("session_id") or meta.get("id") or sid)
+    named = meta.get("session_id") or meta.get("id")
+    sid = str(named or _UNNAMED)
     try:
         start = _time(meta.get("timestamp") or meta.get("create_time") or meta.get("created"))
     except ValueError as exc:
@@ -195,13 +215,28 @@ def _openai_session(obj: Any, sid: str, where: str) -> Conversation:
                                    timestamp=when, role=msg["role"]))
         except (ValueError, TypeError) as exc:
             raise InputError(f"{where}, message {i}: {exc}") from exc
+    if not named:
+        # Named after its first turns, not its place in the file: "session_1" of every file
+        # would be one session, and importing a second file would replace the first's turns.
+        _name_session(conv, default_session_id(conv.turns, conv.session_time))
     return conv
 
 
 def _read_openai(path: Path) -> list[Conversation]:
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        return [_openai_session(obj, f"session_{n}", f"{path}:{n}") for n, obj in _jsonl(path)]
+        return _distinct([_openai_session(obj, f"{path}:{n}") for n, obj in _jsonl(path)])
     data = _json(path)
     if isinstance(data, list) and data and isinstance(data[0], dict) and "messages" in data[0]:
-        return [_openai_session(obj, f"session_{i}", f"{path}: item {i}") for i, obj in enumerate(data, start=1)]
-    return [_openai_session(data, "session_1", str(path))]
+        return _distinct([_openai_session(obj, f"{path}: item {i}") for i, obj in enumerate(data, start=1)])
+    return [_openai_session(data, str(path))]
+
+
+def _distinct(sessions: list[Conversation]) -> list[Conversation]:
+    """Sessions of one file whose derived ids coincide (the same first turns, no start time)
+    are told apart by their place in the file."""
+    seen: dict[str, int] = {}
+    for conv in sessions:
+        seen[conv.session_id] = seen.get(conv.session_id, 0) + 1
+        if seen[conv.session_id] > 1 and conv.session_id.startswith("session-"):
+            _name_session(conv, f"{conv.session_id}-{seen[conv.session_id]}")
+    return sessions

@@ -8,7 +8,6 @@ produces are deleted, in the same transaction, so a crash leaves the previous ve
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
@@ -17,7 +16,7 @@ from ..errors import InputError
 from ..model import Entry
 from ..store.base import Filters
 from .extract import ExtractionResult, Extractor
-from .model import Conversation, Turn, as_utc
+from .model import Conversation, Turn, as_utc, default_session_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..writer import Writer
@@ -41,11 +40,6 @@ class ConversationReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
-
-
-def _session_id(turns: Sequence[Turn]) -> str:
-    digest = hashlib.sha256("\x1e".join(f"{t.speaker}\x1f{t.text}" for t in turns[:3]).encode()).hexdigest()
-    return f"session-{digest[:12]}"
 
 
 def build_turns(
@@ -82,7 +76,7 @@ def build_turns(
                     item.get("role") if "speaker" in item else None))
     if not raw:
         raise InputError("a conversation needs at least one turn")
-    sid = session_id or _session_id([Turn(s, t, "", "") for s, t, *_ in raw])
+    sid = session_id or default_session_id([Turn(s, t, "", "") for s, t, *_ in raw])
     turns: list[Turn] = []
     for index, (speaker, text, when, turn_id, role) in enumerate(raw):
         try:

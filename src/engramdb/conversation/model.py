@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Sequence
 
 from ..model import Entry, Source, normalize_timestamp
 
@@ -65,3 +66,14 @@ def as_utc(value: str | datetime | None) -> datetime | None:
     UTC; see `normalize_timestamp`). Raises ValueError for text that is not ISO 8601."""
     normalized = normalize_timestamp(value)
     return datetime.fromisoformat(normalized) if normalized else None
+
+
+def default_session_id(turns: Sequence[Turn], start: datetime | None = None) -> str:
+    """A session id for turns that came without one: from the first three turns (and the
+    session's start, when known), so the same conversation gets the same id when it is written
+    again — also with turns appended after its third — and a different conversation does not
+    take its place."""
+    key = "\x1e".join(f"{t.speaker}\x1f{t.text}" for t in turns[:3])
+    if start is not None:
+        key += "\x1d" + start.isoformat()
+    return f"session-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
