@@ -42,6 +42,29 @@ def test_notes_import_is_incremental(tmp_path: Path, mem: Memory):
     assert hit.entry.source.heading_path == ["Onboarding checklist", "Access and keys"]
 
 
+def test_notes_are_known_by_their_file_not_their_name(tmp_path: Path, mem: Memory):
+    """Two folders that each hold notes.md are two documents; a subfolder imported after its
+    parent replaces its files' chunks instead of adding them again."""
+    for folder, text in (("a", "# Wifi\nThe office wifi password is hunter2.\n"),
+                         ("b", "# Groceries\nBuy milk and eggs.\n")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "notes.md").write_text(text, encoding="utf-8")
+    mem.import_path(tmp_path / "a")
+    second = mem.import_path(tmp_path / "b")
+    assert second["removed"] == 0 and mem.count() == 2
+    assert {h.entry.source.path for h in mem.search("wifi password groceries", k=5)} == {"notes.md"}
+    assert len({h.entry.source.doc_id for h in mem.search("wifi password groceries", k=5)}) == 2
+    folder = tmp_path / "notes"
+    shutil.copytree(NOTES, folder)
+    mem.import_path(folder)
+    count = mem.count()
+    sub = mem.import_path(folder / "projects")
+    assert sub["written"] == sub["removed"] > 0 and mem.count() == count  # the same chunks, now under projects/
+    hits = mem.search("production access approval", k=3)
+    assert len({h.id for h in hits}) == 3 and len({h.entry.text for h in hits}) == 3
+    assert hits[0].entry.source.path == "onboarding.md"  # its path under the folder imported last
+
+
 def test_jsonl_import_and_line_numbered_errors(tmp_path: Path, mem: Memory):
     good = tmp_path / "good.jsonl"
     rows = [{"text": "Alice likes tea.", "persons": ["Alice"], "metadata": {"src": "chat"}},

@@ -1,7 +1,11 @@
 """A folder of ``.md``/``.txt`` notes: each file is chunked, keeping its path and heading path.
 
-Re-importing is incremental: unchanged chunks are skipped; chunks of a changed file that no
-longer exist are removed in the same transaction as the new ones are written.
+A file is known by its absolute path (``doc_id``); ``path`` is the path under the folder
+imported, for reading and filtering. So two folders that each hold ``notes.md`` are two
+documents, and importing a subfolder of one already imported replaces its files' chunks
+rather than adding them again. Re-importing is incremental: unchanged chunks are skipped;
+chunks of a changed file that no longer exist are removed in the same transaction as the new
+ones are written.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ def note_files(root: Path) -> list[Path]:
     )
 
 
-def note_entries(file: Path, rel_path: str, namespace: str) -> list[Entry]:
+def note_entries(file: Path, rel_path: str, namespace: str, doc_id: str | None = None) -> list[Entry]:
+    """The chunks of one note file; `doc_id` (the file's identity) defaults to `rel_path`."""
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -44,7 +49,8 @@ def note_entries(file: Path, rel_path: str, namespace: str) -> list[Entry]:
                 kind="chunk",
                 namespace=namespace,
                 topic=chunk.heading_path[0] if chunk.heading_path else None,
-                source=Source(doc_id=rel_path, path=rel_path, chunk_index=index, heading_path=chunk.heading_path),
+                source=Source(doc_id=doc_id or rel_path, path=rel_path, chunk_index=index,
+                              heading_path=chunk.heading_path),
             ).normalized(namespace)
         )
     return entries
@@ -57,8 +63,9 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
     written = unchanged = removed = chunks = 0
     for done, file in enumerate(files, start=1):
         rel = file.relative_to(base).as_posix()
-        entries = note_entries(file, rel, namespace)
-        w, u, r = writer.write(entries, namespace=namespace, replaces=Filters(path=rel))
+        doc_id = file.resolve().as_posix()
+        entries = note_entries(file, rel, namespace, doc_id)
+        w, u, r = writer.write(entries, namespace=namespace, replaces=Filters(doc_id=doc_id))
         written, unchanged, removed, chunks = written + w, unchanged + u, removed + r, chunks + len(entries)
         if progress is not None:
             progress(done, len(files))
