@@ -42,6 +42,22 @@ def test_ids_are_stable_and_re_adding_is_a_no_op(mem: Memory):
     assert mem.count(all_namespaces=True) == 3
 
 
+def test_re_adding_a_stored_text_keeps_what_the_new_one_leaves_out(mem: Memory):
+    [first] = mem.add([Entry(text="Dana prefers aisle seats.", persons=["Dana"], location="Oslo",
+                             timestamp="2024-03-01T10:00:00", metadata={"source": "crm", "confidence": 0.9})])
+    created = mem.get(first)[0].created_at
+    [again] = mem.add("Dana prefers aisle seats.")  # a plain re-add: nothing is lost, nothing logged
+    stored = mem.get(again)[0]
+    assert again == first and stored.persons == ["Dana"] and stored.location == "Oslo"
+    assert stored.metadata == {"source": "crm", "confidence": 0.9} and stored.timestamp.startswith("2024-03-01")
+    assert stored.created_at == created and [h.event for h in mem.history(first)] == ["ADD"]
+    mem.add(Entry(text="Dana prefers aisle seats.", keywords=["travel"], metadata={"confidence": 0.95}))
+    stored = mem.get(first)[0]  # what the new one says is added; the rest stays
+    assert stored.keywords == ["travel"] and stored.persons == ["Dana"]
+    assert stored.metadata == {"source": "crm", "confidence": 0.95} and stored.created_at == created
+    assert mem.update(first, metadata={}).metadata == {}  # clearing a field is an update
+
+
 def test_identifiers_are_found_exactly(mem: Memory):
     texts = [
         "Release v2.3.1 fixed the socket leak.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import copy
 import math
 import os
 import threading
@@ -191,7 +192,10 @@ class Memory:
         """Store texts or entries; returns their ids in input order.
 
         Plain strings become entries of ``kind``. Entries already stored unchanged are
-        skipped (re-adding is a no-op). All items are validated first, so a bad item raises
+        skipped (re-adding is a no-op). Adding an entry that is stored already (the same text,
+        kind and source) adds what the new one says and keeps the rest: tags, metadata keys,
+        times and expiry it leaves empty keep their stored values, and ``created_at`` stays;
+        use `update` to replace or clear a field. All items are validated first, so a bad item raises
         `InputError` before anything is written; then each batch of ``batch_size`` is one
         transaction. Everything is written to ``namespace`` (default: this Memory's); an
         entry naming another namespace is refused. An ``id`` is the entry's name within its
@@ -216,7 +220,8 @@ class Memory:
             return [lifecycle.supersede(self.writer, entries[0], self._ids(supersedes), ns, actor)]
         total = len(entries)
         for start in range(0, total, batch_size):
-            self.write_batch(entries[start : start + batch_size], namespace=ns, actor=actor)
+            batch = _keep_what_is_stored(entries[start : start + batch_size], self.store.get)
+            self.write_batch(batch, namespace=ns, actor=actor)
             if progress is not None:
                 progress(min(start + batch_size, total), total)
         return [e.id for e in entries]  # type: ignore[misc]
@@ -579,3 +584,32 @@ class Memory:
 
 
 __all__ = ["Memory", "default_db_path", "EngramError"]
+
+
+def _keep_what_is_stored(entries: list[Entry], stored_entries: Callable[[str, Sequence[str]], list[Entry]],
+                         ) -> list[Entry]:
+    """Entries to write for an `add`: one already stored under the same id keeps each field
+    the new one leaves empty (a plain re-add of a tagged text must not wipe its tags)."""
+    by_ns: dict[str, list[str]] = {}
+    for e in entries:
+        by_ns.setdefault(e.namespace or "", []).append(e.id or "")
+    stored = {(s.namespace, s.id): s for ns, ids in by_ns.items() for s in stored_entries(ns, ids)}
+    out = []
+    for e in entries:
+        old = stored.get((e.namespace, e.id))
+        if old is None:
+            out.append(e)
+            continue
+        merged = copy.copy(e)
+        for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
+            if not getattr(e, name):
+                setattr(merged, name, list(getattr(old, name)))
+        for name in ("location", "topic", "expires_at"):
+            if getattr(e, name) is None:
+                setattr(merged, name, getattr(old, name))
+        if e.timestamp is None:
+            merged.timestamp, merged.timestamp_end = old.timestamp, old.timestamp_end
+        merged.metadata = {**old.metadata, **e.metadata}
+        merged.created_at = old.created_at
+        out.append(merged)
+    return out
