@@ -106,6 +106,20 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         assert error(http.post("/v1/memories", json={"entries": ["x"] * 51})) == (400, "bad_input")
         assert error(http.post("/v1/memories", content=b"{" + b" " * 300_000 + b"}",
                                headers={"content-type": "application/json"})) == (413, "too_large")
+        # A chunked body (no Content-Length) is held to the same limit, on the API and on MCP.
+        big = (b"x" * 50_000 for _ in range(6))
+        assert error(http.post("/v1/memories", content=big, headers={"content-type": "application/json"})) == \
+            (413, "too_large")
+        assert error(http.post("/mcp", content=(b"x" * 50_000 for _ in range(6)),
+                               headers={"content-type": "application/json"})) == (413, "too_large")
+        small = (part for part in (b'{"query": ', b'"anything"}'))
+        assert http.post("/v1/memories/search", content=small, headers={"content-type": "application/json"}
+                         ).json()["hits"] == []
+        # The framework's own errors come in the same shape.
+        assert error(http.get("/v1/nothing-here")) == (404, "not_found")
+        assert error(http.put("/v1/memories", json={})) == (405, "method_not_allowed")
+        assert error(http.post("/v1/memories", content=b'{"text": "\xff\xfe"}',
+                               headers={"content-type": "application/json"})) == (400, "bad_input")
         assert error(http.get("/v1/memories/nope")) == (404, "not_found")
         assert error(http.patch("/v1/memories/nope", json={"text": "x"})) == (404, "not_found")
         assert error(http.get("/v1/memories", params={"cursor": "garbage"})) == (400, "bad_input")

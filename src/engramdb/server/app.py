@@ -16,6 +16,7 @@ from typing import Any, AsyncIterator, Literal
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from .. import __version__
@@ -29,11 +30,17 @@ from ..schema import (
 )
 from ..store.base import Filters
 from .auth import ApiError, Caller, authenticate, caller_of, resolve
+from .body_limit import BodyLimit
 from .keys import ApiKey, KeyStore
 
 STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
           (StoreBusyError, 503, "busy"), (ModelMismatchError, 409, "model_mismatch"),
           (NotAStoreError, 500, "not_a_store")]
+
+
+#: the framework's own HTTP errors, by status, as error codes
+HTTP_CODES = {400: "bad_input", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
+              415: "unsupported_media_type"}
 
 
 class Limits(BaseModel):
@@ -151,7 +158,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     if mcp:
         from .mcp import build_server
 
-        mcp_server = build_server(memory, keys=keys)
+        mcp_server = build_server(memory, keys=keys, max_k=limits.max_k)
         mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
                                                     json_response=True, host=host,
                                                     max_request_body_size=limits.max_body_bytes).routes
@@ -184,6 +191,17 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
                 return JSONResponse({"error": {"code": code, "message": str(exc)}}, status_code=status)
         return JSONResponse({"error": {"code": "store_error", "message": str(exc)}}, status_code=500)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # The framework's own errors (no such path or method, a body it cannot parse) in the
+        # API's one error shape, not {"detail": ...}.
+        code = HTTP_CODES.get(exc.status_code, "http_error")
+        message = "no such endpoint" if exc.status_code == 404 else \
+            f"{request.method} is not allowed here" if exc.status_code == 405 else \
+            "the body is not valid JSON (or not UTF-8)" if exc.status_code == 400 else str(exc.detail)
+        return JSONResponse({"error": {"code": code, "message": message}}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
@@ -191,13 +209,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         return JSONResponse({"error": {"code": "invalid_request", "message": f"{where}: {first.get('msg', 'invalid')}"}},
                             status_code=422)
 
-    @app.middleware("http")
-    async def _body_limit(request: Request, call_next: Any) -> Any:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > limits.max_body_bytes):
-            return JSONResponse({"error": {"code": "too_large", "message":
-                                           f"request body over {limits.max_body_bytes:,} bytes"}}, status_code=413)
-        return await call_next(request)
+    app.add_middleware(BodyLimit, limit=limits.max_body_bytes)  # declared or chunked (body_limit.py)
 
     def authenticated(authorization: str | None = Header(None),
                       x_api_key: str | None = Header(None)) -> ApiKey | None:

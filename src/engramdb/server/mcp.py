@@ -50,9 +50,11 @@ def _compact(entry: dict[str, Any], score: float | None = None) -> dict[str, Any
     return out
 
 
-def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | None = None) -> MCPServer:
+def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | None = None,
+                 max_k: int | None = None) -> MCPServer:
     """The tools over `memory`. A call that arrives over HTTP acts in its key's namespace
-    (`keys`, with the role each tool needs); one over stdio in `namespace`."""
+    (`keys`, with the role each tool needs); one over stdio in `namespace`. `max_k` caps a
+    search's k as the HTTP API's ``--max-k`` does (None: the library's own limit)."""
     server = MCPServer("engram", instructions=INSTRUCTIONS)
 
     def scope(ctx: Context, role: str, tool: str) -> str:
@@ -77,6 +79,8 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         if not text:
             raise InputError("give the question as query")
         size = next((v for v in (k, top_k, limit) if v is not None), 5)
+        if max_k is not None and size > max_k:
+            raise InputError(f"k must be at most {max_k} here")
         result = memory.search(text, k=size, filters=filters, now=now, namespace=ns, context=context)
         hits = [_compact(h.to_dict(), h.score) for h in result.hits]
         return {"hits": hits, "summary": "\n".join(f"[{h['id']}] ({h['score']}) {h['text']}" for h in hits)

@@ -1,0 +1,59 @@
+"""A request-body size limit that holds however the body is sent.
+
+A declared ``Content-Length`` over the limit is refused before the body is read. A body sent
+without one (``Transfer-Encoding: chunked``) is read up to the limit and refused past it, then
+handed to the app as it came: a chunked body cannot slip past the limit, and the app never
+reads more than it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Scope = dict[str, Any]
+
+
+class BodyLimit:
+    """ASGI middleware: 413 ``too_large`` (the API's error envelope) for bodies over `limit` bytes."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None:
+            if not length.isdigit() or int(length) > self.limit:
+                await self._refuse(send)
+                return
+            await self.app(scope, receive, send)  # the server reads no more than declared
+            return
+        messages: list[dict[str, Any]] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break  # the client went away: let the app see it
+            size += len(message.get("body", b""))
+            if size > self.limit:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> dict[str, Any]:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"error": {"code": "too_large",
+                                     "message": f"request body over {self.limit:,} bytes"}}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
