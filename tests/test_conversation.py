@@ -167,6 +167,22 @@ def test_one_file_of_conversations_that_start_alike_keeps_them_apart(tmp_path: P
     assert all(t.session_id == s.session_id and t.turn_id.startswith(s.session_id + ":") for s in sessions for t in s.turns)
 
 
+def test_add_turn_sent_twice_is_stored_once(mem: Memory) -> None:
+    def turns() -> list[str]:
+        return [e.text for e in mem.get(mem.store.ids("default", mem_filters(kinds=["turn"], session_id="s2")))]
+
+    first = mem.add_turn("Caroline", "I adopted a puppy last Saturday", session_id="s2", timestamp="2023-06-10T10:00")
+    retry = mem.add_turn("Caroline", "I adopted a puppy last Saturday", session_id="s2", timestamp="2023-06-10T10:00")
+    assert first.turns == 1 and first.facts == 1 and (retry.turns, retry.written) == (0, 0)
+    count = mem.count()
+    mem.add_turn("Melanie", "Congrats!", session_id="s2")
+    assert mem.add_turn("Melanie", "Congrats!", session_id="s2").written == 0  # no timestamp: still a retry
+    mem.add_turn("Caroline", "Congrats!", session_id="s2")  # someone else saying it is a new turn
+    later = mem.add_turn("Caroline", "I adopted a puppy last Saturday", session_id="s2", timestamp="2023-06-17T10:00")
+    assert later.turns == 1 and mem.count() == count + 3 + later.facts
+    assert len(turns()) == 4
+
+
 def test_add_conversation_and_add_turn(mem: Memory) -> None:
     report = mem.add_conversation(
         [("Alice", "I started a new job at Zalando yesterday."), ("Bob", "Congrats! I'm moving to Berlin next month.")],

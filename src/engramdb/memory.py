@@ -314,7 +314,10 @@ class Memory:
         """Append one turn to a session (as a live agent would), with facts extracted from it.
 
         Earlier turns of the session are kept; the session's other speakers are used to
-        resolve "you". ``timestamp`` defaults to now.
+        resolve "you". ``timestamp`` defaults to now. A retry is a no-op: the same speaker
+        and text as the session's latest turn (at the same ``timestamp``, when one is given)
+        is that turn again, and nothing is written (``report.turns == 0``); give a ``turn_id``
+        to say exactly which turn a call is.
         """
         ns = self._scope(namespace)
         earlier = self.store.get(ns, self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))
@@ -326,6 +329,8 @@ class Memory:
         report = ConversationReport(extractor=chosen.name if chosen else None)
         # The previous turn is context: "Yes, yesterday." answers the question asked just before.
         latest = max(earlier, key=lambda e: (e.timestamp or "", e.created_at or ""), default=None)
+        if turn_id is None and latest is not None and _is_retry(turn_from_entry(latest), parsed[0], timestamp):
+            return ConversationReport(extractor=chosen.name if chosen else None)  # sent twice, stored once
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
         write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context)
         return report
@@ -613,3 +618,10 @@ def _keep_what_is_stored(entries: list[Entry], stored_entries: Callable[[str, Se
         merged.created_at = old.created_at
         out.append(merged)
     return out
+
+
+def _is_retry(latest: Turn, turn: Turn, timestamp: object) -> bool:
+    """Whether `turn` repeats the session's latest turn: the same speaker and words, and the
+    same time when the caller gave one (without one, the clock differs on every call)."""
+    return (latest.speaker == turn.speaker and latest.text == turn.text
+            and (timestamp is None or latest.timestamp == turn.timestamp))
