@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engramdb import Memory
 from engramdb.pipeline.fuse import rrf, weighted
 
 
@@ -209,3 +210,20 @@ def test_a_small_store_does_not_make_the_right_answer_look_unlikely() -> None:
     full = {"semantic": [(i, 0.9 - 0.001 * i) for i in range(50)], "lexical": lexical}
     assert [c.score for c in weighted(full, {}, "zscore", calibration, full_depth=50)] == \
         [c.score for c in weighted(full, {}, "zscore", calibration)]  # a full list: unchanged
+
+
+def test_a_scope_of_one_entry_reads_even_odds(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Nothing to compare a lone candidate with: p = 0.5, not the 0.04 of a list's mean row,
+    so a threshold of 0.5 keeps it; with a second entry the scores compare again."""
+    calibration = (1.3646, -4.5374)
+    [lone] = weighted({"semantic": [(7, 0.91)], "lexical": [(7, 3.2)]}, {"semantic": 0.4, "lexical": 0.6},
+                      "zscore", calibration, full_depth=100)
+    assert lone.score == 0.5
+    uncalibrated = weighted({"semantic": [(7, 0.91)]}, {"semantic": 0.4}, "zscore")
+    assert uncalibrated[0].score == pytest.approx(0.4)  # only the calibrated p changes
+    with Memory(tmp_path / "one.db", embedder="minilm") as mem:
+        mem.add([{"text": "meta one", "metadata": {"n": 3}}])
+        assert [h.score for h in mem.search("meta one", k=1, threshold=0.5)] == [0.5]
+        mem.add("meta two is another entry")
+        assert mem.search("meta one", k=1)[0].score > 0.9
+        assert [h.score for h in mem.search("meta one", k=1, filters={"metadata.n": 3})] == [0.5]

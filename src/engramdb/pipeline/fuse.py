@@ -102,6 +102,7 @@ def weighted(
     scope) of a few dozen entries even the one right answer has a small mean, and its p would
     read far too low; the mean is scaled by sqrt((full_depth - 1) / (n - 1)), n the longest
     list, before the map (`size_scale`). The same factor for every candidate: order unchanged.
+    A lone candidate (every list one row long) reads p = 0.5: there is nothing to compare it with.
     """
     normalized: dict[str, dict[int, float]] = {}
     floors: dict[str, float] = {}
@@ -114,12 +115,16 @@ def weighted(
     total = sum(weights.get(channel, 1.0) for channel in active) or 1.0
     if calibration is not None and full_depth:
         total /= size_scale(max((len(channel_results[c]) for c in active), default=0), full_depth)
+    # One candidate in every list (a scope of one entry): a z-score compares a row with the
+    # others, and there are none, so its p is the even odds of knowing nothing either way
+    # rather than what a list's mean row would read (p 0.04).
+    lone = calibration is not None and len(fused) == 1 and all(len(channel_results[c]) == 1 for c in active)
     for rowid, cand in fused.items():
         cand.score = sum(weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
                          for channel in active)
         if calibration is not None:
             a, b = calibration
-            cand.score = 1.0 / (1.0 + math.exp(-(a * cand.score / total + b)))
+            cand.score = 0.5 if lone else 1.0 / (1.0 + math.exp(-(a * cand.score / total + b)))
     return ordered(fused)
 
 
