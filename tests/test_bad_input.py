@@ -188,6 +188,12 @@ def test_bad_namespaces_and_ids_are_input_errors(mem: Memory) -> None:
             mem.get("x", namespace=bad)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="id must be a string"):
         mem.get([12345])  # type: ignore[list-item]
+    for call in (lambda: mem.get(None), lambda: mem.history(None), lambda: mem.update(123, text="x"),
+                 lambda: mem.delete(5)):
+        with pytest.raises(InputError, match=r"ids must be an id or a list of ids, not (NoneType|int)"):
+            call()  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="add takes a string, an Entry, a dict or a list of them, not NoneType"):
+        mem.add(None)  # type: ignore[arg-type]
     assert mem.count(all_namespaces=True) == 0
 
 

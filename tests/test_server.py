@@ -115,6 +115,16 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         small = (part for part in (b'{"query": ', b'"anything"}'))
         assert http.post("/v1/memories/search", content=small, headers={"content-type": "application/json"}
                          ).json()["hits"] == []
+        # The doors validate as the library does, with messages that say what is wrong.
+        assert error(http.post("/v1/memories/search", json={"query": "x", "k": "3"})) == (422, "invalid_request")
+        assert error(http.post("/v1/memories/search", json={"query": "x", "k": True})) == (422, "invalid_request")
+        both = http.post("/v1/memories", json={"text": "a", "entry": {"text": "b"}})
+        assert error(both) == (400, "bad_input") and "not text and entry" in both.json()["error"]["message"]
+        empty = http.post("/v1/memories/search", headers={"content-type": "application/json"})
+        assert error(empty) == (422, "invalid_request") and "needs a JSON object body" in empty.json()["error"]["message"]
+        garbled = http.post("/v1/memories/search", content=b"not json", headers={"content-type": "application/json"})
+        assert "not valid JSON" in garbled.json()["error"]["message"]
+        assert "a filter is key=value" in http.get("/v1/memories", params={"filter": "noeq"}).json()["error"]["message"]
         # The framework's own errors come in the same shape.
         assert error(http.get("/v1/nothing-here")) == (404, "not_found")
         assert error(http.put("/v1/memories", json={})) == (405, "method_not_allowed")

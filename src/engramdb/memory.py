@@ -207,6 +207,8 @@ class Memory:
         """
         if isinstance(items, (str, Entry, dict)):
             items = [items]
+        elif not hasattr(items, "__iter__"):
+            raise InputError(f"add takes a string, an Entry, a dict or a list of them, not {type(items).__name__}")
         ns = self._scope(namespace)
         entries = self._normalize(items, ns, kind)
         if expires_at is not None:
@@ -360,6 +362,8 @@ class Memory:
     def _ids(ids: Sequence[str] | str) -> list[str]:
         if isinstance(ids, str):
             ids = [ids]
+        if not hasattr(ids, "__iter__"):
+            raise InputError(f"ids must be an id or a list of ids, not {type(ids).__name__}")
         try:
             return [check_name(i, "id") for i in ids]
         except (ValueError, TypeError) as exc:

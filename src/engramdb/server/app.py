@@ -52,7 +52,8 @@ class Limits(BaseModel):
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Strict, as the library is: k = "3" or k = true is an error, not a 3 or a 1.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
 
 class AddRequest(_Body):
@@ -206,8 +207,13 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return JSONResponse({"error": {"code": "invalid_request", "message": f"{where}: {first.get('msg', 'invalid')}"}},
-                            status_code=422)
+        if first.get("type") == "json_invalid":
+            message = f"the body is not valid JSON ({first.get('ctx', {}).get('error', 'cannot parse it')})"
+        elif first.get("type") == "missing" and not where:
+            message = "the request needs a JSON object body"
+        else:
+            message = f"{where}: {first.get('msg', 'invalid')}"
+        return JSONResponse({"error": {"code": "invalid_request", "message": message}}, status_code=422)
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)  # declared or chunked (body_limit.py)
 
@@ -234,10 +240,13 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
 
     @app.post("/v1/memories", response_model=AddResponse, tags=["memories"])
     def add(body: AddRequest, ns: str = Depends(need("write"))) -> Any:
+        given = [name for name in ("text", "entry", "entries") if getattr(body, name) is not None]
+        if len(given) != 1:
+            raise InputError("give one of text, entry or entries" + (f", not {' and '.join(given)}" if given else ""))
         items: list[Any] = [x for x in ([body.text] if body.text is not None else []) +
                             ([body.entry] if body.entry is not None else []) + list(body.entries or [])]
         if not items:
-            raise InputError("give text, entry or entries")
+            raise InputError("entries is empty")
         if len(items) > limits.max_batch:
             raise InputError(f"{len(items)} entries in one request; the limit is {limits.max_batch}")
         ids = memory.add(items, namespace=ns, supersedes=body.supersedes, expires_at=body.expires_at, actor=body.actor)

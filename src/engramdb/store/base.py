@@ -119,7 +119,7 @@ class Filters:
         data: dict[str, Any] = {}
         for pair in pairs:
             if "=" not in pair:
-                raise InputError(f"--filter expects key=value, got {pair!r}")
+                raise InputError(f"a filter is key=value, not {pair!r:.80}")
             key, raw = pair.split("=", 1)
             value: Any = raw
             if key.startswith("metadata."):
