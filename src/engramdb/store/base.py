@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any, ContextManager, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
@@ -95,6 +96,8 @@ class Filters:
             values = [value] if isinstance(value, str) else value
             getattr(self, plural[key]).extend(check_str_list(values, "value"))
         elif key in ("since", "until"):
+            if key == "until" and _is_bare_date(value):
+                value = f"{value.isoformat() if isinstance(value, date) else value}T23:59:59"  # the whole day (times are kept to the second)
             setattr(self, key, normalize_timestamp(value, "value"))
         elif key in ("location", "topic", "doc_id", "path", "session_id", "turn_id", "speaker"):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -201,3 +204,11 @@ class Store(Protocol):
         may defer index maintenance to the end. Searches stay correct meanwhile."""
         ...
     def close(self) -> None: ...
+
+
+def _is_bare_date(value: Any) -> bool:
+    """A day without a time ("2024-03-14" or a `date`): `until` it means to that day's end."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return True
+    return isinstance(value, str) and len(value) == 10 and value[4] == "-" and value[7] == "-" \
+        and value.replace("-", "").isdigit()
