@@ -87,8 +87,12 @@ def test_namespaces_with_counts(mem: Memory) -> None:
     mem.add(["a fact", "another"], namespace="alice")
     mem.add_conversation([("Bob", "I moved to Lisbon last week.")], session_id="s", namespace="bob")
     rows = {r["namespace"]: r for r in mem.namespaces()}
-    assert rows["alice"] == {"namespace": "alice", "count": 2, "kinds": {"fact": 2}}
+    assert rows["alice"] == {"namespace": "alice", "count": 2, "current": 2, "kinds": {"fact": 2}}
     assert rows["bob"]["kinds"]["turn"] == 1 and rows["bob"]["count"] == mem.count(namespace="bob")
+    [old] = mem.add("Alice lives in Berlin.", namespace="carol")
+    mem.add("Alice moved to Lisbon.", namespace="carol", supersedes=[old])
+    carol = {r["namespace"]: r for r in mem.namespaces()}["carol"]
+    assert (carol["count"], carol["current"]) == (2, 1) and carol["current"] == mem.count(namespace="carol")
 
 
 def test_k_beyond_the_channel_depth_returns_k_hits(mem: Memory) -> None:

@@ -389,7 +389,7 @@ def namespaces(ctx: click.Context, as_json: bool) -> None:
         return
     for row in rows:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(row["kinds"].items()))
-        click.echo(f"{row['namespace']}\t{row['count']}\t{kinds}")
+        click.echo(f"{row['namespace']}\t{row['count']} ({row['current']} current)\t{kinds}")
 
 
 @main.command()

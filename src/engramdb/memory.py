@@ -516,9 +516,11 @@ class Memory:
         return Page(results=entries, next_cursor=encode_cursor(last, order) if last is not None else None)
 
     def namespaces(self) -> "builtins.list[dict[str, Any]]":
-        """Every namespace in the store with its entry count and counts per kind, by name."""
-        return [{"namespace": ns, "count": sum(kinds.values()), "kinds": kinds}
-                for ns, kinds in self.store.namespaces().items()]
+        """Every namespace in the store with its entry count and counts per kind, by name.
+        ``count`` is every stored entry, history included; ``current`` the ones `search` and
+        `count` see (not superseded, not expired)."""
+        return [{"namespace": ns, "count": sum(kinds.values()), "current": self.store.count(ns, view(Filters(), False, False)),
+                 "kinds": kinds} for ns, kinds in self.store.namespaces().items()]
 
     def timeline(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
                  field: str = "created", bucket: str = "auto", include_superseded: bool = False,

@@ -114,7 +114,8 @@ class ImportReportModel(BaseModel):
 
 class NamespaceModel(_Model):
     namespace: str
-    count: int
+    count: int = Field(description="every stored entry, superseded and expired ones included")
+    current: int = Field(description="the entries search and count see: not superseded, not expired")
     kinds: dict[str, int]
 
 
