@@ -204,6 +204,20 @@ def test_keys_cli_and_serve_refuses_open_non_loopback(tmp_path: Path) -> None:
     assert again.exit_code == 1 and "no active key" in again.output
 
 
+def test_serve_names_a_port_it_cannot_use_in_one_line(tmp_path: Path) -> None:
+    runner = CliRunner()
+    db = str(tmp_path / "p.db")
+    out_of_range = runner.invoke(main, ["--db", db, "serve", "--port", "99999"])
+    assert out_of_range.exit_code == 2 and "99999 is not in the range" in out_of_range.output
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = runner.invoke(main, ["--db", db, "serve", "--port", str(port)])
+    assert busy.exit_code == 1 and f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in busy.output
+    assert "Traceback" not in busy.output and not Path(db).exists()  # refused before the store was opened
+
+
 def test_turns_import_and_export_over_http(server: Running, tmp_path: Path) -> None:
     admin, _ = server.keys.create(["alice"], "admin")
     writer, _ = server.keys.create(["alice"], "write")

@@ -28,6 +28,18 @@ def is_loopback(host: str) -> bool:
             return False
 
 
+def _check_can_listen(host: str, port: int) -> None:
+    """Raise EngramError (one line, exit status 1) when `host`:`port` cannot be listened on —
+    in use, not an address of this machine — rather than let the server log it and exit 3."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will
+            probe.bind(address)
+    except OSError as exc:
+        raise EngramError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def keys_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--keys PATH`` / ``$ENGRAM_KEYS``: the API keys file (default: beside a SQLite store;
     required for a postgresql:// store)."""
@@ -39,10 +51,12 @@ def keys_option(command: Callable[..., Any]) -> Callable[..., Any]:
 def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
     @main.command()
     @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default).")
-    @click.option("--port", default=8765, show_default=True, type=int)
-    @click.option("--max-body-bytes", default=10_000_000, show_default=True, type=int)
-    @click.option("--max-batch", default=1_000, show_default=True, type=int, help="Entries per add request.")
-    @click.option("--max-k", default=100, show_default=True, type=int, help="Largest k a search may ask for.")
+    @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+    @click.option("--max-body-bytes", default=10_000_000, show_default=True, type=click.IntRange(1))
+    @click.option("--max-batch", default=1_000, show_default=True, type=click.IntRange(1),
+                  help="Entries per add request.")
+    @click.option("--max-k", default=100, show_default=True, type=click.IntRange(1),
+                  help="Largest k a search may ask for.")
     @click.option("--no-web", is_flag=True, help="Do not serve the web page at / (the API only).")
     @keys_option
     @click.pass_context
@@ -64,6 +78,7 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
                 raise EngramError(f"no API keys{where}: refusing to serve on {host}. Create one with "
                                   "`engram keys create --namespace NAME --role write`, or bind to 127.0.0.1")
             click.echo("warning: no API keys configured; serving without authentication on loopback", err=True)
+        _check_can_listen(host, port)  # one error line, before the store is opened
         memory = Memory(ctx.obj["db"], embedder=ctx.obj["embedder"], allow_preset_files=False)
         _warm_in_background(memory)
         if not no_web:
