@@ -73,6 +73,14 @@ def test_a_failed_open_leaves_no_file(tmp_path: Path) -> None:
     assert not path.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_an_embedder_that_cannot_start_creates_no_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ENGRAM_EMBED_BASE_URL", raising=False)
+    path = tmp_path / "oa.db"
+    result = CliRunner().invoke(main, ["--db", str(path), "--embedder", "openai:text-embedding-3-small", "add", "hi"])
+    assert result.exit_code == 1 and "no embedding endpoint for 'openai:text-embedding-3-small'" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.fixture()
 def store(tmp_path: Path) -> Path:
     path = tmp_path / "store" / "ro.db"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
 from .conversation.ingest import turn_from_entry
-from .embed import DEFAULT_EMBEDDER, Embedder, get_embedder, model_name
+from .embed import DEFAULT_EMBEDDER, Embedder, check_spec, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, Page, SearchResult
 from . import lifecycle
@@ -109,7 +109,7 @@ class Memory:
             raise InputError("give a store path (or URL) or an opened store, not both")
         self.namespace = checked(check_name, namespace, "namespace")
         if isinstance(embedder, str):
-            model_name(embedder)  # an unknown name fails here, before the file is created
+            check_spec(embedder)  # an unknown name, a missing endpoint: fail before the file is created
         self.allow_preset_files = allow_preset_files
         self.max_query_chars = max_query_chars if max_query_chars is not None else _env_int(
             "ENGRAM_MAX_QUERY_CHARS", MAX_QUERY_CHARS)

@@ -55,6 +55,18 @@ def model_name(spec: str) -> str:
     return {"e5-small": E5SmallEmbedder.name, "minilm": MiniLMEmbedder.name}[_key(spec)]
 
 
+def check_spec(spec: str) -> str:
+    """`model_name`, and the configuration the embedder needs to start: what can fail before a
+    store is created for it (an unknown name, an OpenAI-compatible model with no endpoint)."""
+    name = model_name(spec)
+    if _openai_model(spec) is not None and not os.environ.get("ENGRAM_EMBED_BASE_URL"):
+        from ..errors import EmbedderUnavailable
+
+        raise EmbedderUnavailable("no embedding endpoint for "
+                                  f"{spec!r}: set ENGRAM_EMBED_BASE_URL (e.g. http://localhost:8000/v1)")
+    return name
+
+
 def get_embedder(name: str | None = None, cache_dir: str | Path | None = None) -> Embedder:
     """An embedder by name (see EMBEDDER_NAMES, or a store-recorded model name).
 
