@@ -182,6 +182,11 @@ def test_openapi_describes_every_endpoint(server: Running) -> None:
                           "/v1/stats": {"get"}, "/v1/timeline": {"get"}, "/v1/sessions": {"get"},
                           "/healthz": {"get"}}.items():
         assert methods <= set(paths[path]), path
+    assert {"bearer", "apiKey"} == set(spec["components"]["securitySchemes"]) and spec["security"]
+    search = spec["paths"]["/v1/memories/search"]["post"]["responses"]
+    assert {"400", "401", "403", "409", "413", "422", "503"} <= set(search)
+    health = spec["paths"]["/healthz"]["get"]
+    assert health["security"] == [] and set(health["responses"]) == {"200"}
     hit = spec["components"]["schemas"]["HitModel"]["properties"]
     assert {"metadata", "namespace", "score", "channels"} <= set(hit)
 

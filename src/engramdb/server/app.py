@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -41,6 +42,31 @@ STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (Re
 #: the framework's own HTTP errors, by status, as error codes
 HTTP_CODES = {400: "bad_input", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
               415: "unsupported_media_type"}
+
+
+#: the error statuses every endpoint but /healthz may answer with (docs/SERVER.md)
+ERROR_STATUSES = {400: "bad_input", 401: "unauthorized: no valid API key", 403: "forbidden: the key's role or namespace",
+                  404: "not_found", 409: "read_only or model_mismatch", 413: "too_large",
+                  503: "busy: another process held the write lock"}
+
+
+def _document_auth(app: FastAPI) -> None:
+    """OpenAPI with the API keys (Bearer or X-API-Key) every endpoint but /healthz takes; the
+    keys are checked in `authenticated`, which reads the headers itself."""
+    def schema() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            spec.setdefault("components", {})["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "an API key from `engram keys create`"},
+                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}
+            spec["security"] = [{"bearer": []}, {"apiKey": []}]
+            health = spec["paths"].get("/healthz", {}).get("get")
+            if health is not None:
+                health["security"] = []
+                health["responses"] = {code: r for code, r in health["responses"].items() if code == "200"}
+            app.openapi_schema = spec
+        return app.openapi_schema
+    app.openapi = schema  # type: ignore[method-assign]
 
 
 class Limits(BaseModel):
@@ -178,8 +204,9 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
 
     app = FastAPI(title="Engram", version=__version__, lifespan=lifespan,
                   description="Hybrid memory for LLM agents: the `Memory` API over HTTP, scoped by API key.",
-                  responses={400: {"model": ErrorResponse}, 401: {"model": ErrorResponse},
-                             403: {"model": ErrorResponse}, 404: {"model": ErrorResponse}})
+                  responses={status: {"model": ErrorResponse, "description": text}
+                             for status, text in ERROR_STATUSES.items()})
+    _document_auth(app)
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
