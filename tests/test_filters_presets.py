@@ -59,7 +59,7 @@ def test_shipped_presets_load():
     ("[channels.lexical]\nk = 5\n[diversify]\nmmr_lambda = 1.5", "mmr_lambda must be a number from 0 to 1"),
     ("[channels.lexical]\nk = 5\n[diversify]\nrerank = true", r"\[diversify\] takes only mmr_lambda, pool"),
     ("[channels.lexical]\nk = 5\n[select]\nper_doc = 2", r"\[select\] was split into \[group\]"),
-    ("[channels.lexical]\nk = 5\n[group]\nper_group = 0", "group.per_group must be an integer"),
+    ("[channels.lexical]\nk = 5\n[group]\nper_group = 0", "group.per_group must be an integer > 0"),
     ("[channels.lexical]\nk = 5\n[group]\nby = 'folder'", "group.by must be one of doc, path, session"),
     ("[channels.lexical]\nk = 5\n[rerank]\nweight = 2", "rerank.weight must be a number from 0 to 1"),
     ("[channels.lexical]\nk = 5\n[rerank]\nmodel = ''", "rerank.model must be a path"),
@@ -82,8 +82,10 @@ def test_malformed_user_preset_gets_a_clear_error(tmp_path: Path, text: str, mes
 
 
 def test_unknown_preset_name():
-    with pytest.raises(InputError, match="unknown preset 'nope'"):
+    with pytest.raises(InputError, match="unknown preset 'nope'.* or a .toml path$"):
         load_preset("nope")
+    with pytest.raises(InputError, match="unknown preset 'nope'.* or a table of preset sections$"):
+        load_preset("nope", allow_files=False)  # a server: files are not on offer
 
 
 @pytest.mark.parametrize("name", ["default", "unplanned", "rrf", "simplemem", "ping", "lychee", "molore"])

@@ -155,7 +155,7 @@ class _Checker:
             return None
         if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
             bound = f"from {low} to {high}" if high not in (None, MAX_DEPTH) else (
-                ">= 0" if low == 0 else "a positive integer") + (f" (at most {MAX_DEPTH:,})" if high else "")
+                ">= 0" if low == 0 else "> 0") + (f" (at most {MAX_DEPTH:,})" if high else "")
             raise self.fail(f"{section}.{key} must be an integer {bound}")
         return value
 
@@ -448,4 +448,5 @@ def load_preset(preset: "str | Preset | dict[str, Any]", *, allow_files: bool = 
     if preset.endswith(".toml"):
         raise InputError(f"preset files are switched off here; choose one of {', '.join(PRESET_NAMES)} "
                          "or pass the preset as a table")
-    raise InputError(f"unknown preset {preset[:80]!r}; choose one of {', '.join(PRESET_NAMES)} or a .toml path")
+    other = "a .toml path" if allow_files else "a table of preset sections"
+    raise InputError(f"unknown preset {preset[:80]!r}; choose one of {', '.join(PRESET_NAMES)} or {other}")
