@@ -45,7 +45,7 @@ def test_shipped_presets_load():
 @pytest.mark.parametrize("text, message", [
     ("[channels.semantic\nk = 3", "invalid TOML"),
     ("[channels.vibes]\nk = 3", "unknown channel 'vibes'"),
-    ("[channels.lexical]\nk = 0", "positive integer"),
+    ("[channels.lexical]\nk = 0", "channels.lexical.k must be an integer > 0"),
     ("[channels.lexical]\nweight = -1", "weight must be a number"),
     ("[channels.lexical]\nk = 5\ntop = 3", "takes only 'k' and 'weight'"),
     ("description = 'x'", "at least one channel"),
