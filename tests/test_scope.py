@@ -119,7 +119,7 @@ def test_cli_scope(two: Memory, tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "vault code" in shown.output
     hidden = run("-n", "bob", "get", "shared-id")
     assert hidden.exit_code == 1 and "vault code" not in hidden.output
-    assert "not found: shared-id" in hidden.output
+    assert "error: not found in namespace 'bob': shared-id" in hidden.output
     removed = run("-n", "bob", "delete", "shared-id", "--json")
     assert removed.exit_code == 1 and removed.output.startswith("error: not found in namespace 'bob': shared-id")
     found = run("-n", "bob", "search", "vault code", "--json")

@@ -340,6 +340,7 @@ def get(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
     """Show entries by id."""
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
         entries = mem.get(list(ids))
+        namespace = mem.namespace
     missing = set(ids) - {e.id for e in entries}
     if as_json:
         _print_json({"entries": to_wire("entry", [e.to_dict() for e in entries]), "missing": sorted(missing)})
@@ -347,7 +348,7 @@ def get(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
         for entry in entries:
             click.echo(json.dumps(entry.to_dict(), ensure_ascii=False))
     if missing:
-        raise EngramError(f"not found: {', '.join(sorted(missing))}")
+        raise EngramError(f"not found in namespace {namespace!r}: {', '.join(sorted(missing))}")
 
 
 @main.command("list")
