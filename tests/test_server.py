@@ -125,6 +125,8 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         garbled = http.post("/v1/memories/search", content=b"not json", headers={"content-type": "application/json"})
         assert "not valid JSON" in garbled.json()["error"]["message"]
         assert "a filter is key=value" in http.get("/v1/memories", params={"filter": "noeq"}).json()["error"]["message"]
+        twice = http.post("/v1/memories/search", json={"query": "a", "q": "b"}).json()["error"]
+        assert twice == {"code": "invalid_request", "message": "give one of query or q, not query and q"}
         # The framework's own errors come in the same shape.
         assert error(http.get("/v1/nothing-here")) == (404, "not_found")
         assert error(http.put("/v1/memories", json={})) == (405, "method_not_allowed")

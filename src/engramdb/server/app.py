@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from .. import __version__
 from ..errors import (
@@ -100,6 +100,17 @@ class AddResponse(BaseModel):
 class SearchRequest(_Body):
     query: str = Field(validation_alias=AliasChoices("query", "q"))
     k: int = Field(10, validation_alias=AliasChoices("k", "top_k", "limit"))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_each(cls, data: Any) -> Any:
+        """`q` is another name for `query`, `top_k` and `limit` for `k`: one of each, not two."""
+        if isinstance(data, dict):
+            for names in (("query", "q"), ("k", "top_k", "limit")):
+                given = [n for n in names if n in data]
+                if len(given) > 1:
+                    raise ValueError(f"give one of {' or '.join(names)}, not {' and '.join(given)}")
+        return data
     filters: dict[str, Any] = Field(default_factory=dict)
     threshold: float | None = None
     preset: str | dict[str, Any] = "default"
@@ -239,7 +250,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         elif first.get("type") == "missing" and not where:
             message = "the request needs a JSON object body"
         else:
-            message = f"{where}: {first.get('msg', 'invalid')}"
+            said = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+            message = f"{where}: {said}" if where else said
         return JSONResponse({"error": {"code": "invalid_request", "message": message}}, status_code=422)
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)  # declared or chunked (body_limit.py)
