@@ -72,6 +72,16 @@ def test_mcp_tools_end_to_end(tmp_path: Path) -> None:
         assert refused.is_error and "not found in namespace 'alice'" in refused.content[0].text
         bad = await session.call_tool("memory_search", {"query": "x", "k": 0})
         assert bad.is_error and "k must be an integer" in bad.content[0].text
+        # Argument mistakes: one line naming the argument; an argument no tool takes is refused.
+        typed = await session.call_tool("memory_search", {"query": "x", "k": "abc"})
+        assert typed.is_error and typed.content[0].text.startswith("memory_search: k: Input should be a valid integer")
+        assert "\n" not in typed.content[0].text and "pydantic" not in typed.content[0].text
+        meta = await session.call_tool("memory_add", {"text": "x", "metadata": "notadict"})
+        assert meta.is_error and meta.content[0].text.startswith("memory_add: metadata:")
+        for extra in ({"bogus": 1}, {"namespace": "bob"}):
+            refused = await session.call_tool("memory_search", {"query": "vault", **extra})
+            assert refused.is_error and f"memory_search takes no argument {next(iter(extra))!r}" in \
+                refused.content[0].text
         seen["ok"] = True
 
     anyio.run(session_run, db, "alice", script)

@@ -11,10 +11,12 @@ found. Engram's errors come back as tool errors with their one-line message.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from ..errors import EngramError, InputError
 from ..memory import Memory
@@ -50,12 +52,41 @@ def _compact(entry: dict[str, Any], score: float | None = None) -> dict[str, Any
     return out
 
 
+class EngramMCPServer(MCPServer):
+    """The SDK's server, with argument mistakes reported as the HTTP API reports them: an
+    argument a tool does not take is refused (not silently dropped), and a value of the wrong
+    type is one line naming the argument, not pydantic's multi-line report."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arguments: dict[str, list[str]] = {}  # tool name -> the arguments it takes
+
+    def register(self, name: str, fn: Callable[..., Any]) -> None:
+        """Record the arguments tool `name` takes (its function's, without the context)."""
+        self.arguments[name] = [p for p in inspect.signature(fn).parameters if p != "ctx"]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        takes = self.arguments.get(name)
+        unknown = sorted(set(arguments or {}) - set(takes)) if takes is not None else []
+        if unknown:
+            raise ToolError(f"{name} takes no argument {unknown[0]!r} (it takes {', '.join(takes or [])})")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and cause.errors():
+                first = cause.errors()[0]
+                where = ".".join(str(p) for p in first.get("loc", ()))
+                raise ToolError(f"{name}: {where}: {first.get('msg', 'invalid')}") from None
+            raise
+
+
 def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | None = None,
-                 max_k: int | None = None) -> MCPServer:
+                 max_k: int | None = None) -> EngramMCPServer:
     """The tools over `memory`. A call that arrives over HTTP acts in its key's namespace
     (`keys`, with the role each tool needs); one over stdio in `namespace`. `max_k` caps a
     search's k as the HTTP API's ``--max-k`` does (None: the library's own limit)."""
-    server = MCPServer("engram", instructions=INSTRUCTIONS)
+    server = EngramMCPServer("engram", instructions=INSTRUCTIONS)
 
     def scope(ctx: Context, role: str, tool: str) -> str:
         request = ctx.request_context.request
@@ -154,4 +185,7 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         report = memory.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, namespace=ns)
         return {"facts": report.facts, "written": report.written}
 
+    for tool in (memory_search, memory_add, memory_list, memory_get, memory_update, memory_delete, memory_history,
+                 memory_add_turn):
+        server.register(tool.__name__, tool)
     return server
