@@ -435,7 +435,7 @@ def test_readers_and_writers_share_a_big_store(big_store: BigStore, tmp_path: Pa
         folder = Path(r["notes_dir"])
         for file in sorted(folder.glob("*.md")):
             rel = file.relative_to(folder).as_posix()
-            want = {e.id for e in note_entries(file, rel, NS)}
+            want = {e.id for e in note_entries(file, rel, NS, file.resolve().as_posix())}
             have = {i for ns, i, p, _ in info["rows"] if ns == NS and p == rel}
             assert have == want, f"{rel}: stored chunks {sorted(have)} != the file's {sorted(want)}"
             expected_total += len(want)
@@ -569,7 +569,8 @@ def _notes_folder(folder: Path, files: int, version: int, only: set[int] | None 
 
 
 def _expected_notes(folder: Path) -> dict[str, set[str]]:
-    return {f.relative_to(folder).as_posix(): {e.id for e in note_entries(f, f.relative_to(folder).as_posix(), NS)}
+    return {f.relative_to(folder).as_posix(): {e.id for e in note_entries(f, f.relative_to(folder).as_posix(), NS,
+                                                                          f.resolve().as_posix())}
             for f in sorted(folder.glob("*.md"))}
 
 

@@ -107,10 +107,11 @@ def test_a_file_re_imported_by_two_writers_holds_one_version(tmp_path: Path) -> 
     with Memory(path, embedder="minilm") as a, Memory(path) as b:
         a.import_path(root)
         note.write_text("# A\n\n## One\n\nversion one text.\n", encoding="utf-8")
-        first = note_entries(note, "a.md", "default")  # writer A reads version one...
+        doc = note.resolve().as_posix()  # a note is known by its file (ingest/notes.py)
+        first = note_entries(note, "a.md", "default", doc)  # writer A reads version one...
         note.write_text("# A\n\n## One\n\nversion two text.\n\n## Three\n\nextra two.\n", encoding="utf-8")
         b.import_path(root)  # ...writer B imports version two meanwhile...
-        written, _, removed = a.write_batch(first, namespace="default", replaces=Filters(path="a.md"))
+        written, _, removed = a.write_batch(first, namespace="default", replaces=Filters(doc_id=doc))
         texts = sorted(e.text for e in a.get(a.store.ids("default", Filters(path="a.md"))))
         assert texts == sorted(e.text for e in first) == ["A > One\nversion one text."]
         assert (written, removed) == (1, 2)
