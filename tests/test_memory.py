@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,8 @@ def test_re_adding_a_stored_text_keeps_what_the_new_one_leaves_out(mem: Memory):
     [first] = mem.add([Entry(text="Dana prefers aisle seats.", persons=["Dana"], location="Oslo",
                              timestamp="2024-03-01T10:00:00", metadata={"source": "crm", "confidence": 0.9})])
     created = mem.get(first)[0].created_at
+    assert created is not None and created == mem.history(first)[0].new.created_at  # on every backend
+    assert abs(datetime.fromisoformat(created) - datetime.now(timezone.utc)) < timedelta(hours=1)
     [again] = mem.add("Dana prefers aisle seats.")  # a plain re-add: nothing is lost, nothing logged
     stored = mem.get(again)[0]
     assert again == first and stored.persons == ["Dana"] and stored.location == "Oslo"

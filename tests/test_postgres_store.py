@@ -269,6 +269,23 @@ def test_a_store_with_the_old_postings_layout_is_upgraded_on_open(postgres_serve
     assert "(namespace, term, rowid) INCLUDE (tf, len)" in key
 
 
+def test_created_at_lost_from_the_json_is_restored_on_open(postgres_server: PostgresServer) -> None:
+    """Entries written before the fix kept `created_at` in its column only: opening the store
+    copies it into what reads return, once."""
+    url = postgres_server.new_database("created")
+    with Memory(url, embedder="minilm") as mem:
+        [entry_id] = mem.add("Alice lives in Lisbon.")
+        stamped = mem.get(entry_id)[0].created_at
+        assert stamped is not None
+        with mem.store._write() as cur:  # as such a store was left
+            cur.execute("UPDATE entries SET data = jsonb_set(data::jsonb, '{created_at}', 'null')::text")
+            cur.execute("DELETE FROM meta WHERE key = 'created_at_in_data'")
+    with Memory(url, embedder="minilm") as mem:
+        assert mem.get(entry_id)[0].created_at == stamped
+        exported = [line["entry"] for line in mem.export() if "entry" in line]
+        assert [(e["id"], e["created_at"]) for e in exported] == [(entry_id, stamped)]
+
+
 def _has_vector_index(store: Any) -> bool:
     from engramdb.store.postgres.schema import SCHEMA, VECTOR_INDEX
 

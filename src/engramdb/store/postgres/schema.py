@@ -121,6 +121,18 @@ def upgrade(cur: psycopg.Cursor[Any]) -> None:
         cur.execute(DDL)
     if count_rows:
         cur.execute("INSERT INTO namespace_rows SELECT namespace, count(*) FROM entries GROUP BY namespace")
+    _repair_created_at(cur)
+
+
+def _repair_created_at(cur: psycopg.Cursor[Any]) -> None:
+    """Before 2026-12-02 an entry written here kept its ``created_at`` in the column but not
+    in the JSON that reads return (so `get`, `export` and `migrate` gave null or the copy's
+    time): copy the column into the JSON, once per store (a `meta` key records it)."""
+    if cur.execute("SELECT 1 FROM meta WHERE key = 'created_at_in_data'").fetchone() is not None:
+        return
+    cur.execute("UPDATE entries SET data = jsonb_set(data::jsonb, '{created_at}', to_jsonb(created_at))::text "
+                "WHERE coalesce(data::jsonb ->> 'created_at', '') = ''")
+    cur.execute("INSERT INTO meta (key, value) VALUES ('created_at_in_data', '1') ON CONFLICT (key) DO NOTHING")
 
 
 def _upgrade_postings(cur: psycopg.Cursor[Any]) -> bool:

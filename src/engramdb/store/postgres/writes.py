@@ -42,11 +42,12 @@ def insert_rows(cur: psycopg.Cursor[Any], namespace: str, entries: Sequence[Entr
     # (rowids in input order); tags, postings and history are copied in. Round trips
     # per batch, not per entry.
     counts = [term_frequencies(t.body, t.tags) for t in terms]
+    for entry in entries:  # before the JSON is made: it is what reads (and history) return
+        entry.created_at = entry.created_at or now
     datas = [json.dumps(e.to_dict(), ensure_ascii=False) for e in entries]
     cur.execute(_STAGING_DDL)
     with cur.copy(f"COPY engram_staging ({_STAGED}) FROM STDIN") as copy:
         for i, entry in enumerate(entries):
-            entry.created_at = entry.created_at or now
             src = entry.source
             # repr of the float list is the vector's text form, exact for float32
             vec = repr(np.asarray(vectors[i], dtype=np.float32).tolist()) if vectors is not None else None
