@@ -105,6 +105,23 @@ def test_refuses_nonempty_destination_and_merges_when_told(tmp_path: Path, new_s
         assert [e.text for e in dst.get(mine, namespace="alice")] == ["Already here before the migrate."]
 
 
+def test_an_entry_the_migrate_replaces_ends_its_history_there(tmp_path: Path, new_store) -> None:
+    source = str(tmp_path / "source.db")
+    with Memory(source, embedder="minilm") as mem:
+        [entry_id] = mem.add("Alice lives in Lisbon.")
+    target = new_store("replaced")
+    migrate(source, target)
+    with Memory(target) as mem:
+        mem.update(entry_id, text="Alice lives in Porto.")
+    report = migrate(source, target, into_nonempty=True)
+    assert report["replaced"] == 1
+    with Memory(target) as mem:
+        events = mem.history(entry_id)
+        assert mem.get(entry_id)[0].text == "Alice lives in Lisbon."
+        assert [(e.event, e.actor) for e in events][-1] == ("UPDATE", "migrate")
+        assert events[-1].old.text == "Alice lives in Porto." and events[-1].new.text == "Alice lives in Lisbon."
+
+
 def test_refusals(tmp_path: Path) -> None:
     source = str(tmp_path / "source.db")
     build(source)

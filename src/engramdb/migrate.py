@@ -11,7 +11,7 @@ give the same ids and scores on both.
 Safety: the destination must be empty (no entries, no history) unless ``into_nonempty``;
 then entries it already holds unchanged are skipped, entries it holds under the same
 namespace and id with other content are replaced by the source's (counted as
-``replaced``), and history events already logged are not added twice — so a migrate
+``replaced``, and logged in the destination's history as an ``UPDATE`` by ``migrate``), and history events already logged are not added twice — so a migrate
 interrupted halfway completes when run again with ``into_nonempty``. A destination built
 with another embedding model is refused (`ModelMismatchError`): use ``engram export`` /
 ``engram import`` with ``--embedder`` to re-embed instead. The source is only read; do not
@@ -94,10 +94,15 @@ def migrate_stores(source: Store, destination: Store, *, into_nonempty: bool = F
             destination.bind_embedder(model, int(len(next(iter(vectors.values())))))
         new, unchanged, changed = destination.classify(batch)
         todo = new + changed
-        if todo:
-            matrix = np.stack([vectors[e.id] for e in todo]).astype(np.float32)  # type: ignore[index]
-            destination.upsert(namespace, todo, matrix, [entry_terms(e) for e in todo],
-                               replace=[e.id for e in changed], log=False)  # type: ignore[misc]
+        if new:  # their history comes from the source's, below
+            matrix = np.stack([vectors[e.id] for e in new]).astype(np.float32)  # type: ignore[index]
+            destination.upsert(namespace, new, matrix, [entry_terms(e) for e in new], log=False)
+        if changed:
+            # Replacing what the destination holds is a change there: logged as an UPDATE
+            # (actor "migrate"), so its history ends at the version it now has.
+            matrix = np.stack([vectors[e.id] for e in changed]).astype(np.float32)  # type: ignore[index]
+            destination.upsert(namespace, changed, matrix, [entry_terms(e) for e in changed],
+                               replace=[e.id for e in changed], actor="migrate")  # type: ignore[misc]
         report["written"] += len(todo)
         report["unchanged"] += len(unchanged)
         report["replaced"] += len(changed)
