@@ -222,3 +222,21 @@ def test_query_cap_from_the_environment(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("ENGRAM_MAX_QUERY_CHARS", "ten")
     result = CliRunner().invoke(main, ["--db", str(db), "search", "tea"])
     assert result.exit_code == 1 and "ENGRAM_MAX_QUERY_CHARS must be a whole number" in result.output
+
+
+@pytest.mark.parametrize("url, reason", [
+    ("postgresql://postgres@[::1/x", "Invalid IPv6 URL"),
+    ("postgresql://u:secret@127.0.0.1:99999/x", "Port out of range"),
+    ("postgresql://u:secret@127.0.0.1:abc/x", "Port could not be cast"),
+])
+def test_a_malformed_store_url_is_one_error_line_without_its_password(url: str, reason: str) -> None:
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    for args in (["--db", url, "search", "hi"], ["migrate", url, "unused.db"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1 and result.output.startswith("error: store URL ") and reason in result.output
+        assert "secret" not in result.output and "Traceback" not in result.output
+    with pytest.raises(InputError, match="is not a valid URL"):
+        Memory(url)

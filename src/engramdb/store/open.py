@@ -8,11 +8,12 @@ accepted too). `Memory`, the CLI's ``--db`` / ``$ENGRAM_DB`` and the server all 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from ..errors import InputError
 from .base import Store
@@ -26,11 +27,30 @@ def is_url(target: str | Path) -> bool:
     return isinstance(target, str) and "://" in target.split("?", 1)[0][:32]
 
 
+def _split(url: str) -> SplitResult:
+    """The URL's parts, its port and host checked (urllib reads them lazily and raises
+    ValueError then): a malformed URL is one `InputError`, with its password hidden."""
+    try:
+        parts = urlsplit(url)
+        parts.port, parts.hostname  # noqa: B018 - parsed here so that they fail here
+    except ValueError as exc:
+        raise InputError(f"store URL {_mask(url)} is not a valid URL ({exc})") from None
+    return parts
+
+
+def _mask(url: str) -> str:
+    """The password of ``scheme://user:password@…`` replaced by ***, without parsing the URL."""
+    return _PASSWORD.sub(r"\1***@", url)
+
+
+_PASSWORD = re.compile(r"(://[^/@:]*:)[^@/]+@")
+
+
 def backend_of(target: str | Path) -> str:
-    """``"sqlite"`` or ``"postgres"``; an unknown URL scheme raises `InputError`."""
+    """``"sqlite"`` or ``"postgres"``; an unknown URL scheme or a malformed URL raises `InputError`."""
     if not is_url(target):
         return "sqlite"
-    scheme = urlsplit(str(target)).scheme.lower()
+    scheme = _split(str(target)).scheme.lower()
     if scheme in POSTGRES_SCHEMES:
         return "postgres"
     raise InputError(f"unknown store URL scheme {scheme!r}: give a SQLite file path or a postgresql:// URL")
@@ -40,17 +60,20 @@ def redact(target: str | Path) -> str:
     """The target as it may be shown in messages and logs: a URL without its password."""
     if not is_url(target):
         return str(target)
-    parts = urlsplit(str(target))
+    try:
+        parts = urlsplit(str(target))
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return _mask(str(target))
     if not parts.password:  # none, or empty (the Unix-socket form)
         return str(target)
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{port}" if port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def check_postgres_url(url: str) -> None:
     """Refuse a PostgreSQL URL that names no database (``postgresql://host`` alone)."""
-    parts = urlsplit(url)
+    parts = _split(url)
     if not parts.path.strip("/"):
         raise InputError(f"store URL {redact(url)} names no database (postgresql://user@host/DATABASE)")
 
