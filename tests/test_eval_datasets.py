@@ -234,3 +234,17 @@ def test_load_locomo_file_errors(tmp_path: Path) -> None:
     (tmp_path / "dupe.json").write_text(json.dumps([data[0], data[0]]), encoding="utf-8")
     with pytest.raises(EvalDataError, match="duplicate sample_id"):
         load_locomo(tmp_path / "dupe.json")
+
+
+def test_json_errors_read_well_and_an_object_is_not_taken_for_a_sample(tmp_path: Path) -> None:
+    from engramdb.conversation.locomo import load_locomo
+    from engramdb.errors import DataFileError
+
+    bad = tmp_path / "ctl.json"
+    bad.write_text('[{"a": "x\ty"}]', encoding="utf-8")
+    with pytest.raises(DataFileError, match=r"invalid JSON \(Invalid control character at column \d+\)"):
+        load_locomo(bad)
+    other = tmp_path / "obj.json"
+    other.write_text('{"a": 1}', encoding="utf-8")
+    with pytest.raises(DataFileError, match="expected a JSON list of samples .* not an object with keys a$"):
+        load_locomo(other)

@@ -207,7 +207,31 @@ def test_cli_locomo_and_errors(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("[{]", encoding="utf-8")
     bad = runner.invoke(eval_cmd, ["locomo", str(broken), "--quiet", "--no-cache"])
-    assert bad.exit_code != 0 and f"{broken}:1: invalid JSON" in bad.output
+    assert bad.exit_code == 1 and bad.output.startswith(f"error: {broken}:1: invalid JSON")
+
+
+def test_a_plot_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path) -> None:
+    res = CliRunner().invoke(eval_cmd, ["beir", str(BEIR), "--preset", "lexical", "--plot", str(tmp_path / "out.txt"),
+                                        "--quiet", "--no-cache"])
+    assert res.exit_code == 1 and res.output.startswith("error: --plot ") and "not .txt" in res.output
+    assert "|" not in res.output and not (tmp_path / "out.txt").exists()  # nothing ran
+
+
+def test_judgements_the_data_cannot_match_are_reported(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "emberroot"
+    shutil.copytree(BEIR, copy)
+    with (copy / "qrels" / "test.tsv").open("a", encoding="utf-8") as qrels:
+        qrels.write("q_unknown\td01\t1\n")
+        first_query = json.loads((copy / "queries.jsonl").read_text(encoding="utf-8").splitlines()[0])["_id"]
+        qrels.write(f"{first_query}\tdoc_unknown\t1\n")
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(eval_cmd, ["beir", str(copy), "--preset", "lexical", "--embedder", "minilm",
+                                        "--json", str(out), "--quiet", "--no-cache"])
+    assert res.exit_code == 0, res.output
+    assert "warning: 1 judgements name documents the corpus does not hold" in res.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["qrels_unmatched"] == {"docs": 1, "queries": 1}
 
 
 def test_report_from_a_handmade_result(tmp_path: Path) -> None:

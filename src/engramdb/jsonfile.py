@@ -40,7 +40,7 @@ def parse_json(text: str, where: str, lines: bool = False) -> Any:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         at = f"{where}:{exc.lineno}" if lines else where
-        raise InputError(f"{at}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+        raise InputError(f"{at}: invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})") from None
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply") from None
     except ValueError as exc:  # NaN/Infinity, or an integer of more than 4,300 digits

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -285,18 +286,23 @@ def load_locomo(path: str | Path) -> list[LocomoSample]:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise DataFileError(p, f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno) from None
+        raise DataFileError(p, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})",
+                            line=exc.lineno) from None
     except RecursionError:
         raise DataFileError(p, "JSON nested too deeply") from None
     except ValueError as exc:
         raise DataFileError(p, f"invalid JSON value ({exc})") from None
     if isinstance(data, dict):
+        if "conversation" not in data:
+            keys = ", ".join(sorted(map(str, data))[:5]) or "none"
+            raise DataFileError(p, f"expected a JSON list of samples (or one sample with 'conversation'), "
+                                   f"not an object with keys {keys}")
         data = [data]
     if not isinstance(data, list) or not data:
         raise DataFileError(p, "expected a non-empty JSON list of samples")
     samples = [_parse_sample(obj, p, i) for i, obj in enumerate(data)]
-    ids = [s.sample_id for s in samples]
-    dupes = sorted({s for s in ids if ids.count(s) > 1})
+    counted = Counter(s.sample_id for s in samples)
+    dupes = sorted(s for s, n in counted.items() if n > 1)
     if dupes:
         raise DataFileError(p, f"duplicate sample_id(s): {', '.join(dupes)}")
     return samples

@@ -14,7 +14,7 @@ import click
 
 from ..errors import EngramError
 from .datasets import EvalDataError
-from .report import markdown_table, plot_result
+from .report import check_plot_path, markdown_table, plot_result
 
 __all__ = ["eval_cmd", "split_presets"]
 
@@ -53,7 +53,7 @@ def _common_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--md", "md_out", type=click.Path(dir_okay=False, path_type=Path),
                      help="Write the Markdown table to this file."),
         click.option("--plot", "plot_out", type=click.Path(dir_okay=False, path_type=Path),
-                     help="Write a PNG bar chart to this file (needs matplotlib)."),
+                     help="Write a bar chart to this image file: .png, .svg, .pdf, … (needs matplotlib)."),
         click.option("--limit", "limit", type=click.IntRange(min=1), default=None,
                      help="Evaluate only the first N queries (quick runs)."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -71,9 +71,22 @@ def _common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+class _Failed(click.ClickException):
+    """One ``error: …`` line and exit status 1, as every other command prints (click's own
+    says ``Error: …``); works whether `eval_cmd` runs under ``engram`` or on its own."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True, file=file)
+
+
 def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
     from .runner import default_cache_dir, run_beir, run_locomo
 
+    if opts["plot_out"]:
+        try:
+            check_plot_path(opts["plot_out"])  # before the run, which can take minutes
+        except ValueError as exc:
+            raise _Failed(str(exc)) from None
     cache_dir = None if opts["no_cache"] else (opts["cache_dir"] or default_cache_dir())
     runner = run_beir if kind == "beir" else run_locomo
     extra: dict[str, Any] = {}
@@ -95,7 +108,12 @@ def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
             **extra,
         )
     except (EvalDataError, ValueError, EngramError) as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise _Failed(str(exc)) from exc
+    unmatched = result.get("qrels_unmatched")
+    if unmatched:
+        click.echo(f"warning: {unmatched['docs']} judgements name documents the corpus does not hold (counted "
+                   f"as relevant, never found); {unmatched['queries']} name queries the queries file does not "
+                   "hold (not evaluated)", err=True)
     table = markdown_table(result)
     click.echo(table, nl=False)
     if opts["json_out"]:
@@ -109,8 +127,8 @@ def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
     if opts["plot_out"]:
         try:
             plot_result(result, opts["plot_out"])
-        except RuntimeError as exc:
-            raise click.ClickException(str(exc)) from exc
+        except (RuntimeError, ValueError) as exc:
+            raise _Failed(str(exc)) from exc
         click.echo(f"wrote {opts['plot_out']}", err=True)
 
 

@@ -88,7 +88,8 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise EvalDataError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", line=lineno) from None
+                raise EvalDataError(path, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})",
+                                    line=lineno) from None
             if not isinstance(obj, dict):
                 raise EvalDataError(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
             yield lineno, obj

@@ -118,6 +118,19 @@ def category_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: image formats a chart can be written as (matplotlib's own, which the name's suffix chooses)
+PLOT_FORMATS = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "eps", "ps", "tif", "tiff")
+
+
+def check_plot_path(out: str | Path) -> None:
+    """Raise ValueError unless `out` ends in an image format a chart can be written as — before
+    an evaluation runs, not after it."""
+    suffix = Path(out).suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        raise ValueError(f"--plot {out}: name an image file ({', '.join('.' + f for f in PLOT_FORMATS)}), "
+                         f"not {('.' + suffix) if suffix else 'a name without a suffix'}")
+
+
 def plot_result(result: dict[str, Any], out: str | Path) -> Path:
     """Write a grouped bar chart (one group per metric, one bar per preset) to a PNG file.
 
@@ -133,6 +146,7 @@ def plot_result(result: dict[str, Any], out: str | Path) -> Path:
             "plotting needs matplotlib: pip install 'engramdb[eval]' (or pip install matplotlib)"
         ) from exc
 
+    check_plot_path(out)
     rows: list[dict[str, Any]] = list(result.get("results", []))
     metrics = [m for m in PLOT_METRICS if any(isinstance(r.get(m), (int, float)) for r in rows)]
     if not rows or not metrics:

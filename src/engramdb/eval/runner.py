@@ -262,6 +262,10 @@ def run_beir(
     search_k, top_k = max(k, depth), max(k, 10)
     result = _meta("beir", ds.name, emb, emb_name, k, search_k, _backend(store))
     result.update(n_queries=len(query_ids), n_docs=len(ds.corpus), results=[])
+    if ds.qrels_missing_docs or ds.qrels_missing_queries:
+        # Said, not silent: a judged document the corpus lacks still counts as relevant (as
+        # BEIR scores it), so it lowers recall; a judged query the queries file lacks is skipped.
+        result["qrels_unmatched"] = {"docs": ds.qrels_missing_docs, "queries": ds.qrels_missing_queries}
     if split != "test":
         result["split"] = split
     entries = [
