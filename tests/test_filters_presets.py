@@ -148,3 +148,19 @@ def test_until_a_bare_date_includes_that_whole_day(mem) -> None:  # type: ignore
         assert [h.entry.text for h in mem.search("noon", k=5, filters={"until": until})] == ["noon on the 14th"]
     assert mem.list(filters={"until": "2024-03-14T11:00:00Z"}).results == []  # a time is that instant
     assert Filters.parse({"until": "2024-03-14"}).until.startswith("2024-03-14T23:59:59")
+
+
+def test_a_preset_extending_default_may_leave_out_its_stages(tmp_path: Path) -> None:
+    """The base's settings of a stage the new stage list leaves out go with it; this file's
+    own settings of such a stage are still an error."""
+    trim = tmp_path / "trim.toml"
+    trim.write_text('extends = "default"\n[pipeline]\nstages = ["plan", "recall", "fuse", "group"]\n', encoding="utf-8")
+    preset = load_preset(str(trim))
+    assert preset.stages == ("plan", "recall", "fuse", "group") and preset.neighbours.lift is None
+    assert preset.group.derived is True  # a stage it keeps keeps the base's settings
+    assert preset.channels["semantic"].k == 100 and preset.adapt.dialogue is True
+    own = tmp_path / "own.toml"
+    own.write_text('extends = "default"\n[pipeline]\nstages = ["plan", "recall", "fuse"]\n[neighbours]\nlift = 0.3\n',
+                   encoding="utf-8")
+    with pytest.raises(InputError, match=r"\[neighbours\] is configured but 'neighbours' is not in pipeline.stages"):
+        load_preset(str(own))

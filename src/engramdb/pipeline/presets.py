@@ -30,6 +30,8 @@ PLANNERS = ("none", "rules", "llm")
 STAGES = ("plan", "recall", "fuse", "neighbours", "gate", "group", "rerank", "diversify", "reflect")
 # Stages that work on fused candidates and may come in any order between fuse and reflect.
 POST_FUSION = ("neighbours", "gate", "group", "rerank", "diversify")
+#: the stages configured by a section of their own name (reflect is configured in [plan])
+STAGE_SECTIONS = ("neighbours", "gate", "group", "rerank", "diversify")
 GROUP_KEYS = ("doc", "path", "session")
 MAX_DEPTH = 10_000  # the largest count (channel k, pools) a preset may ask for
 
@@ -224,7 +226,17 @@ def _extend(check: "_Checker", data: dict[str, Any], folder: Path | None, seen: 
         raise check.fail(f"extends {base!r}: preset files are switched off here; extend a shipped preset")
     else:
         raise check.fail(f"extends {base!r}: unknown preset (choose one of {', '.join(PRESET_NAMES)} or a .toml path)")
-    merged = _merge(_load_toml(check, base_text, base_folder, (*seen, base), allow_files), data)
+    inherited = _load_toml(check, base_text, base_folder, (*seen, base), allow_files)
+    stages = data.get("pipeline", {}).get("stages") if isinstance(data.get("pipeline"), dict) else None
+    if isinstance(stages, list):
+        # This file says which stages run: the base's settings of a stage it leaves out go
+        # with the stage (its own settings of such a stage are still an error, below).
+        for stage in STAGE_SECTIONS:
+            if stage not in stages and stage not in data:
+                inherited.pop(stage, None)
+        if "reflect" not in stages and "reflect_rounds" not in data.get("plan", {}):
+            inherited.get("plan", {}).pop("reflect_rounds", None)
+    merged = _merge(inherited, data)
     if "description" not in data:
         merged["description"] = f"{base} with changes"
     return merged
@@ -273,8 +285,8 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
     preset = Preset(
         name=name,
         description=str(data.get("description", "")),
-        stages=_stages(check, data, {"neighbours": "neighbours" in data, "gate": "gate" in data, "group": "group" in data, "rerank": "rerank" in data,
-                                     "diversify": "diversify" in data, "reflect": bool(plan.get("reflect_rounds"))}),
+        stages=_stages(check, data, {**{stage: stage in data for stage in STAGE_SECTIONS},
+                                     "reflect": bool(plan.get("reflect_rounds"))}),
         channels=channels,
         fusion=check.choice("fusion", fusion, "method", "rrf", FUSION_METHODS),
         rrf_k=check.integer("fusion", fusion, "k", 60, low=0) or 0,
