@@ -26,6 +26,7 @@ from bench_store import PEOPLE, PLACES, make_query, make_text  # noqa: E402
 
 from engramdb import Entry, Memory  # noqa: E402
 from engramdb.plan import PlanContext, RulePlanner  # noqa: E402
+from engramdb.writer import entry_terms  # noqa: E402
 
 ZH = ["上周小王在杭州跟谁聊了产品 XYZ？", "李雷去年夏天去了哪些地方？", "王芳什么时候去的上海？", "2023年5月谁更忙？"]
 
@@ -46,10 +47,11 @@ def main() -> int:
         entries = [Entry(text=make_text(rng, i), persons=[rng.choice(PEOPLE)], location=rng.choice(PLACES))
                    for i in range(args.n)]
         # Lexical-only store: write rows without vectors, as planning reads names and tags only.
-        mem.store.upsert([e.normalized("default") for e in entries], None)
+        rows = [e.normalized("default") for e in entries]
+        mem.store.upsert("default", rows, None, [entry_terms(e) for e in rows])
         store = mem.store
         context = PlanContext(datetime(2024, 6, 1, tzinfo=timezone.utc),
-                              lambda text: store.gazetteer.match(store, "default", text))
+                              lambda text: store.match_names("default", text))
         planner = RulePlanner()
         for q in questions:  # warm: jieba's dictionary and the gazetteer load on first use
             planner.plan(q, context)

@@ -171,10 +171,23 @@ def test_failed_batch_rolls_back_completely(mem: Memory):
     # The store still works and accepts the same entries once fixed.
     mem.add(entries)
     assert mem.count() == 8
-    # A concurrent writer's duplicate is skipped, not an error.
-    mem.store.upsert("default", entries[:1], mem.embedder.embed_documents([entries[0].text]),
-                     [entry_terms(entries[0])])
+    # A concurrent writer's duplicate is skipped, not an error, and not counted as written.
+    assert mem.store.upsert("default", entries[:1], mem.embedder.embed_documents([entries[0].text]),
+                            [entry_terms(entries[0])]) == (0, 0)
     assert mem.count() == 8
+
+
+def test_a_write_reports_what_it_wrote_when_another_writer_came_first(store_target: str):
+    """Writer A classifies a batch as new; writer B stores part of it; A's write skips those
+    (idempotent) and says so: written counts only the rows A stored."""
+    with Memory(store_target, embedder="minilm") as a, Memory(store_target, embedder="minilm") as b:
+        entries = [Entry(text=f"race entry {i}").normalized("default") for i in range(4)]
+        new, unchanged, changed = a.store.classify(entries)
+        assert len(new) == 4 and not unchanged and not changed
+        b.add(entries[:3])  # meanwhile
+        vectors = a.embedder.embed_documents([e.text for e in new])
+        assert a.store.upsert("default", new, vectors, [entry_terms(e) for e in new]) == (1, 0)
+        assert a.count() == 4 and [h.event for h in a.history(entries[0].id)] == ["ADD"]
 
 
 def test_model_mismatch_is_refused(store_target: str):

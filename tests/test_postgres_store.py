@@ -155,7 +155,7 @@ def _import_proc(url: str, path: str, out: str) -> None:
     try:
         with Memory(url, embedder="minilm") as mem:
             report = mem.import_path(path)
-        Path(out).write_text(json.dumps({"ok": True, "report": str(report)}), encoding="utf-8")
+        Path(out).write_text(json.dumps({"ok": True, "report": report}, default=str), encoding="utf-8")
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         Path(out).write_text(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}), encoding="utf-8")
 
@@ -178,6 +178,9 @@ def test_two_processes_writing_the_same_import(postgres_server: PostgresServer, 
         p.join(300)
     results = [json.loads(o.read_text(encoding="utf-8")) for o in outs]
     assert all(r["ok"] for r in results), results
+    # Each entry is reported written by the one process that wrote it (unchanged by the other).
+    assert sum(r["report"]["written"] for r in results) == 300
+    assert all(r["report"]["written"] + r["report"]["unchanged"] == 300 for r in results)
     with Memory(url) as mem:
         assert mem.count() == 300
         events = list(mem.store.iter_history(None))

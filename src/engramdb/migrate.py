@@ -94,17 +94,18 @@ def migrate_stores(source: Store, destination: Store, *, into_nonempty: bool = F
             destination.bind_embedder(model, int(len(next(iter(vectors.values())))))
         new, unchanged, changed = destination.classify(batch)
         todo = new + changed
+        written = 0
         if new:  # their history comes from the source's, below
             matrix = np.stack([vectors[e.id] for e in new]).astype(np.float32)  # type: ignore[index]
-            destination.upsert(namespace, new, matrix, [entry_terms(e) for e in new], log=False)
+            written, _ = destination.upsert(namespace, new, matrix, [entry_terms(e) for e in new], log=False)
         if changed:
             # Replacing what the destination holds is a change there: logged as an UPDATE
             # (actor "migrate"), so its history ends at the version it now has.
             matrix = np.stack([vectors[e.id] for e in changed]).astype(np.float32)  # type: ignore[index]
-            destination.upsert(namespace, changed, matrix, [entry_terms(e) for e in changed],
-                               replace=[e.id for e in changed], actor="migrate")  # type: ignore[misc]
-        report["written"] += len(todo)
-        report["unchanged"] += len(unchanged)
+            written += destination.upsert(namespace, changed, matrix, [entry_terms(e) for e in changed],
+                                          replace=[e.id for e in changed], actor="migrate")[0]  # type: ignore[misc]
+        report["written"] += written
+        report["unchanged"] += len(unchanged) + len(todo) - written
         report["replaced"] += len(changed)
         done += len(batch)
         if progress is not None:

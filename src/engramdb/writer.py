@@ -64,9 +64,11 @@ class Writer:
             return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
         vectors = self._vectors_for(namespace, todo, changed) if todo else None
         terms = [entry_terms(e) for e in todo]
-        removed = self.store.upsert(namespace, todo, vectors, terms, replace=[e.id for e in changed if e.id],
-                                    scope=replaces, keep=keep, actor=actor, log=log)
-        return len(todo), len(unchanged), removed
+        written, removed = self.store.upsert(namespace, todo, vectors, terms, replace=[e.id for e in changed if e.id],
+                                             scope=replaces, keep=keep, actor=actor, log=log)
+        # An entry another writer stored between `classify` and the write was skipped there:
+        # it is unchanged, not written by this call.
+        return written, len(unchanged) + len(todo) - written, removed
 
     def _vectors_for(self, namespace: str, todo: list[Entry], changed: list[Entry]) -> Any:
         kept = self.store.stored_vectors(namespace, {e.id: e.text for e in changed if e.id}) if changed else {}

@@ -133,7 +133,7 @@ class SQLiteStore:
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
-               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> int:
+               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> tuple[int, int]:
         """Insert normalised entries of `namespace` (and their vectors and analysed terms, same
         order) in ONE transaction.
 
@@ -141,13 +141,14 @@ class SQLiteStore:
         With `scope`, entries matching it whose id is not in `keep` are deleted too (the
         chunks a changed file no longer has), found inside the transaction. Any error rolls
         the whole batch back, leaving the store exactly as before. Returns how many entries
-        `scope` removed. Each change is logged in `history` (ADD, UPDATE for a replaced id
+        were written (an entry another writer stored meanwhile is skipped, not counted) and
+        how many `scope` removed. Each change is logged in `history` (ADD, UPDATE for a replaced id
         written again, DELETE), with `actor`, in the same transaction; ``log=False`` is for
         restoring an export, whose own history is restored instead.
         """
         check_batch(namespace, entries, vectors, terms)
         now = utc_now()
-        removed = 0
+        removed = written = 0
         with self._write_lock, self._transaction():
             conn = self._writer
             if scope is not None:
@@ -177,6 +178,7 @@ class SQLiteStore:
                 )
                 if conn.changes() == 0:
                     continue
+                written += 1
                 rowid = conn.last_insert_rowid()
                 old = replaced.pop(entry.id, None)  # type: ignore[arg-type]
                 if log:
@@ -194,7 +196,7 @@ class SQLiteStore:
             for entry_id, old in replaced.items():  # replaced but not written again (not expected)
                 self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'write_seq'")
-        return removed
+        return written, removed
 
     @staticmethod
     def _log(conn: apsw.Connection, namespace: str, entry_id: str | None, event: str, old: str | None,

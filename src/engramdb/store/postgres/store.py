@@ -255,7 +255,7 @@ class PostgresStore:
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
-               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> int:
+               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> tuple[int, int]:
         """Insert entries (vectors, analysed terms) in ONE transaction; see `SQLiteStore.upsert`."""
         check_batch(namespace, entries, vectors, terms)
         if vectors is not None and self._dim is not None:
@@ -274,11 +274,11 @@ class PostgresStore:
                 for entry_id, old in gone.items():
                     log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = delete_rows(cur, namespace, list(replace)) if replace else {}
-            insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log)
+            written = insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log)
             for entry_id, old in replaced.items():
                 log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'write_seq'")
-        return removed
+        return written, removed
 
     def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None,
                actor: str | None = None, missing_ok: bool = False) -> int:

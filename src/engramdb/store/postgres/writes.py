@@ -34,9 +34,9 @@ _STAGING_DDL = ("CREATE TEMP TABLE IF NOT EXISTS engram_staging (ord int, id tex
 
 def insert_rows(cur: psycopg.Cursor[Any], namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                 terms: Sequence[EntryTerms], replaced: dict[str, str], actor: str | None, now: str,
-                log: bool) -> None:
-    """Insert a batch of one namespace. An entry another writer stored meanwhile is skipped
-    (idempotent). `replaced` maps ids deleted for this batch to their old JSON: a re-added id
+                log: bool) -> int:
+    """Insert a batch of one namespace; returns how many rows it wrote. An entry another
+    writer stored meanwhile is skipped (idempotent). `replaced` maps ids deleted for this batch to their old JSON: a re-added id
     is logged as an UPDATE and popped; the rest are the caller's to log as deletes."""
     # Bulk: the rows are copied into a staging table and inserted by one statement
     # (rowids in input order); tags, postings and history are copied in. Round trips
@@ -94,6 +94,7 @@ def insert_rows(cur: psycopg.Cursor[Any], namespace: str, entries: Sequence[Entr
                     (added_rows, added_length))
         cur.execute("INSERT INTO namespace_rows (namespace, rows) VALUES (%s, %s) ON CONFLICT (namespace) "
                     "DO UPDATE SET rows = namespace_rows.rows + EXCLUDED.rows", (namespace, added_rows))
+    return added_rows
 
 
 def log_event(cur: psycopg.Cursor[Any], namespace: str, entry_id: str | None, event: str, old: str | None,
