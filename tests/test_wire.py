@@ -66,3 +66,7 @@ def test_every_json_output_matches_its_model(tmp_path: Path) -> None:
     [MODELS["history_event"].model_validate(e) for e in run("history", entry_id, "--json")]
     [MODELS["namespace"].model_validate(n) for n in run("namespaces", "--json")]
     MODELS["stats"].model_validate(run("stats", "--json"))
+    turn = run("add-turn", "Alice", "I adopted a cat.", "--session", "s1", "--timestamp", "2024-03-14T10:00", "--json")
+    assert MODELS["turn_report"].model_validate(turn).turns == 1
+    again = run("add-turn", "Alice", "I adopted a cat.", "--session", "s1", "--timestamp", "2024-03-14T10:00", "--json")
+    assert MODELS["turn_report"].model_validate(again).turns == 0

@@ -226,7 +226,9 @@ def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, times
         report = mem.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, turn_id=turn_id,
                               extractor=extractor).to_dict()
     if as_json:
-        _print_json(report)
+        _print_json(to_wire("turn_report", report))
+    elif report["turns"] == 0:
+        click.echo(f"{session_id} already ends with that turn: nothing added")
     else:
         click.echo(f"added 1 turn and {report['facts']} facts to {session_id}")
 

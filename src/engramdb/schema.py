@@ -112,6 +112,21 @@ class ImportReportModel(BaseModel):
     removed: int
 
 
+class TurnReportModel(_Model):
+    """What `add_turn` did (``engram add-turn --json``): ``turns`` is 0 for a retry of the
+    session's latest turn, which writes nothing."""
+
+    sessions: int
+    sessions_unchanged: int
+    turns: int
+    facts: int
+    written: int
+    removed: int
+    extractor: str | None
+    failures: list[dict[str, Any]]
+    llm: dict[str, Any] | None
+
+
 class NamespaceModel(_Model):
     namespace: str
     count: int = Field(description="every stored entry, superseded and expired ones included")
@@ -164,7 +179,7 @@ class StatsModel(_Model):
 MODELS: dict[str, type[BaseModel]] = {
     "entry": EntryModel, "hit": HitModel, "search_result": SearchResultModel, "page": PageModel,
     "history_event": HistoryEventModel, "import_report": ImportReportModel, "namespace": NamespaceModel,
-    "stats": StatsModel, "timeline": TimelineModel, "session": SessionModel,
+    "stats": StatsModel, "timeline": TimelineModel, "session": SessionModel, "turn_report": TurnReportModel,
 }
 
 
