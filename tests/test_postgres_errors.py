@@ -84,3 +84,14 @@ def test_lost_connections_raise_store_error_and_the_next_call_reconnects(postgre
         mem.add("gamma memory about lakes")  # idempotent if the earlier attempt got through
         assert mem.count() == 3
         assert mem.search("lakes", k=1).hits[0].entry.text == "gamma memory about lakes"
+
+
+def test_a_server_that_refuses_the_connection_says_why(postgres_server: PostgresServer) -> None:
+    """The server answered: no such database, no such role. That is not 'cannot reach'."""
+    missing_db = postgres_server.url("no_such_database")
+    with pytest.raises(StoreError, match='refused the connection: database "no_such_database" does not exist'):
+        Memory(missing_db)
+    missing_role = postgres_server.url().replace("://postgres@", "://no_such_role@", 1)
+    assert missing_role != postgres_server.url()
+    with pytest.raises(StoreError, match='refused the connection: role "no_such_role" does not exist'):
+        Memory(missing_role)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import psycopg
@@ -34,8 +35,17 @@ def map_pg_error(exc: psycopg.Error, location: str) -> EngramError:
         return InputError("PostgreSQL cannot store NUL (\\x00) characters in text; remove them from the entry")
     if isinstance(exc, psycopg.OperationalError):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        said = _FATAL.search(str(exc))
+        if said is not None:  # the server answered: name what it refused, not the network
+            return StoreError(f"store {location}: the database server refused the connection: {said.group(1)}")
         return StoreError(f"store {location}: cannot reach the database server ({first})")
     return StoreError(f"store {location}: {type(exc).__name__}: {str(exc).strip()}")
+
+
+#: the server's own reason for refusing a connection it received (no such database or role,
+#: a wrong password, too many clients), as libpq reports it
+_FATAL = re.compile(r"FATAL:\s+((?:database|role) \"[^\"]*\" does not exist|password authentication failed for user "
+                    r"\"[^\"]*\"|sorry, too many clients already|no pg_hba\.conf entry[^\n]*)")
 
 
 def _mapped(store: Any, exc: Exception) -> EngramError:
