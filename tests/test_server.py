@@ -112,6 +112,9 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
             (413, "too_large")
         assert error(http.post("/mcp", content=(b"x" * 50_000 for _ in range(6)),
                                headers={"content-type": "application/json"})) == (413, "too_large")
+        tiny = json.dumps({"query": "tea " * 500}).encode()  # 2,000 one-byte chunks, held as one body
+        assert http.post("/v1/memories/search", content=(tiny[i:i + 1] for i in range(len(tiny))),
+                         headers={"content-type": "application/json"}).json()["hits"] == []
         small = (part for part in (b'{"query": ', b'"anything"}'))
         assert http.post("/v1/memories/search", content=small, headers={"content-type": "application/json"}
                          ).json()["hits"] == []

@@ -31,22 +31,27 @@ class BodyLimit:
                 return
             await self.app(scope, receive, send)  # the server reads no more than declared
             return
-        messages: list[dict[str, Any]] = []
-        size = 0
+        # Held as one buffer, not as the messages it came in: a body of a million one-byte
+        # chunks costs its bytes, not a million message objects.
+        body = bytearray()
+        ended: dict[str, Any] | None = None
         while True:
             message = await receive()
-            messages.append(message)
             if message["type"] != "http.request":
-                break  # the client went away: let the app see it
-            size += len(message.get("body", b""))
-            if size > self.limit:
+                ended = message  # the client went away: let the app see it
+                break
+            body += message.get("body", b"")
+            if len(body) > self.limit:
                 await self._refuse(send)
                 return
             if not message.get("more_body", False):
                 break
+        pending: list[dict[str, Any]] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+        if ended is not None:
+            pending = [{"type": "http.request", "body": bytes(body), "more_body": True}, ended]
 
         async def replay() -> dict[str, Any]:
-            return messages.pop(0) if messages else await receive()
+            return pending.pop(0) if pending else await receive()
 
         await self.app(scope, replay, send)
 
