@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import copy
 import math
 import os
 import threading
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
-from .conversation.ingest import turn_from_entry
+from .conversation.ingest import is_retry, turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, check_spec, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, Page, SearchResult
@@ -26,7 +25,7 @@ from .plan.base import Planner
 from .pipeline.search import SearchPipeline
 from .store.base import Filters, Store
 from .store.open import open_store, redact
-from .writer import Writer
+from .writer import Writer, keep_what_is_stored
 
 if TYPE_CHECKING:  # pragma: no cover
     from .rerank import Reranker
@@ -222,7 +221,7 @@ class Memory:
             return [lifecycle.supersede(self.writer, entries[0], self._ids(supersedes), ns, actor)]
         total = len(entries)
         for start in range(0, total, batch_size):
-            batch = _keep_what_is_stored(entries[start : start + batch_size], self.store.get)
+            batch = keep_what_is_stored(entries[start : start + batch_size], self.store.get)
             self.write_batch(batch, namespace=ns, actor=actor)
             if progress is not None:
                 progress(min(start + batch_size, total), total)
@@ -331,7 +330,7 @@ class Memory:
         report = ConversationReport(extractor=chosen.name if chosen else None)
         # The previous turn is context: "Yes, yesterday." answers the question asked just before.
         latest = max(earlier, key=lambda e: (e.timestamp or "", e.created_at or ""), default=None)
-        if turn_id is None and latest is not None and _is_retry(turn_from_entry(latest), parsed[0], timestamp):
+        if turn_id is None and latest is not None and is_retry(turn_from_entry(latest), parsed[0], timestamp):
             return ConversationReport(extractor=chosen.name if chosen else None)  # sent twice, stored once
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
         write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context)
@@ -596,38 +595,3 @@ class Memory:
 
 __all__ = ["Memory", "default_db_path", "EngramError"]
 
-
-def _keep_what_is_stored(entries: list[Entry], stored_entries: Callable[[str, Sequence[str]], list[Entry]],
-                         ) -> list[Entry]:
-    """Entries to write for an `add`: one already stored under the same id keeps each field
-    the new one leaves empty (a plain re-add of a tagged text must not wipe its tags)."""
-    by_ns: dict[str, list[str]] = {}
-    for e in entries:
-        by_ns.setdefault(e.namespace or "", []).append(e.id or "")
-    stored = {(s.namespace, s.id): s for ns, ids in by_ns.items() for s in stored_entries(ns, ids)}
-    out = []
-    for e in entries:
-        old = stored.get((e.namespace, e.id))
-        if old is None:
-            out.append(e)
-            continue
-        merged = copy.copy(e)
-        for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
-            if not getattr(e, name):
-                setattr(merged, name, list(getattr(old, name)))
-        for name in ("location", "topic", "expires_at"):
-            if getattr(e, name) is None:
-                setattr(merged, name, getattr(old, name))
-        if e.timestamp is None:
-            merged.timestamp, merged.timestamp_end = old.timestamp, old.timestamp_end
-        merged.metadata = {**old.metadata, **e.metadata}
-        merged.created_at = old.created_at
-        out.append(merged)
-    return out
-
-
-def _is_retry(latest: Turn, turn: Turn, timestamp: object) -> bool:
-    """Whether `turn` repeats the session's latest turn: the same speaker and words, and the
-    same time when the caller gave one (without one, the clock differs on every call)."""
-    return (latest.speaker == turn.speaker and latest.text == turn.text
-            and (timestamp is None or latest.timestamp == turn.timestamp))

@@ -10,6 +10,8 @@ not call back up into each other.
 
 from __future__ import annotations
 
+import copy
+
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -75,3 +77,32 @@ class Writer:
         fresh = [e for e in todo if e.id not in kept]
         embedded = iter(self._embedder().embed_documents([e.text for e in fresh]) if fresh else [])
         return np.stack([kept[e.id] if e.id in kept else next(embedded) for e in todo])  # type: ignore[index]
+
+
+def keep_what_is_stored(entries: list[Entry], stored_entries: Callable[[str, Sequence[str]], list[Entry]],
+                         ) -> list[Entry]:
+    """Entries to write for an `add`: one already stored under the same id keeps each field
+    the new one leaves empty (a plain re-add of a tagged text must not wipe its tags)."""
+    by_ns: dict[str, list[str]] = {}
+    for e in entries:
+        by_ns.setdefault(e.namespace or "", []).append(e.id or "")
+    stored = {(s.namespace, s.id): s for ns, ids in by_ns.items() for s in stored_entries(ns, ids)}
+    out = []
+    for e in entries:
+        old = stored.get((e.namespace, e.id))
+        if old is None:
+            out.append(e)
+            continue
+        merged = copy.copy(e)
+        for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
+            if not getattr(e, name):
+                setattr(merged, name, list(getattr(old, name)))
+        for name in ("location", "topic", "expires_at"):
+            if getattr(e, name) is None:
+                setattr(merged, name, getattr(old, name))
+        if e.timestamp is None:
+            merged.timestamp, merged.timestamp_end = old.timestamp, old.timestamp_end
+        merged.metadata = {**old.metadata, **e.metadata}
+        merged.created_at = old.created_at
+        out.append(merged)
+    return out

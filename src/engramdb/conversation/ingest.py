@@ -178,3 +178,10 @@ def ingest_conversations(writer: "Writer", conversations: Sequence[Conversation]
     if usage is not None:
         report.llm = usage.to_dict()
     return report
+
+
+def is_retry(latest: Turn, turn: Turn, timestamp: object) -> bool:
+    """Whether `turn` repeats the session's latest turn: the same speaker and words, and the
+    same time when the caller gave one (without one, the clock differs on every call)."""
+    return (latest.speaker == turn.speaker and latest.text == turn.text
+            and (timestamp is None or latest.timestamp == turn.timestamp))
