@@ -183,6 +183,22 @@ def test_add_turn_sent_twice_is_stored_once(mem: Memory) -> None:
     assert len(turns()) == 4
 
 
+def test_add_turn_after_a_conversation_written_at_one_time_reads_its_last_turn(mem: Memory) -> None:
+    """add_conversation gives every turn the session's time: the latest turn is the one
+    written last, for the retry check and for the question a new turn answers."""
+    mem.add_conversation([("Melanie", "Hi!"), ("Caroline", "Hello, how are you?"), ("Melanie", "Fine, I painted a lake.")],
+                         session_id="s1", session_time="2023-06-10T10:00:00")
+    at = "2023-06-10T10:00:00"
+    assert mem.add_turn("Melanie", "Fine, I painted a lake.", session_id="s1", timestamp=at).turns == 0
+    assert mem.add_turn("Melanie", "Hi!", session_id="s1", timestamp=at).turns == 1  # not the latest: a new turn
+    mem.add_conversation([("Melanie", "Did you take your dog to the vet?"), ("Caroline", "Yes, two days ago."),
+                          ("Caroline", "We walked along the river yesterday.")], session_id="s2",
+                         session_time="2023-06-10T10:00:00")
+    mem.add_turn("Caroline", "I am going to Paris next month.", session_id="s2", timestamp="2023-06-11T09:00:00")
+    facts = [e.text for e in mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))]
+    assert not any("vet" in f and "Paris" in f for f in facts)  # not paired with the first turn's question
+
+
 def test_add_conversation_and_add_turn(mem: Memory) -> None:
     report = mem.add_conversation(
         [("Alice", "I started a new job at Zalando yesterday."), ("Bob", "Congrats! I'm moving to Berlin next month.")],

@@ -329,7 +329,9 @@ class Memory:
         chosen = get_extractor(extractor, self.llm)
         report = ConversationReport(extractor=chosen.name if chosen else None)
         # The previous turn is context: "Yes, yesterday." answers the question asked just before.
-        latest = max(earlier, key=lambda e: (e.timestamp or "", e.created_at or ""), default=None)
+        # Turns of one write share their time: the one written last (store order) is the latest.
+        latest = max(enumerate(earlier), key=lambda p: (p[1].timestamp or "", p[1].created_at or "", p[0]),
+                     default=(0, None))[1]
         if turn_id is None and latest is not None and is_retry(turn_from_entry(latest), parsed[0], timestamp):
             return ConversationReport(extractor=chosen.name if chosen else None)  # sent twice, stored once
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []

@@ -354,7 +354,7 @@ class SQLiteStore:
 
     def ids(self, namespace: str | None, filters: Filters) -> list[str]:
         where, params = where_clause(namespace, filters)
-        return [r for (r,) in self._reader().execute(f"SELECT e.id FROM entries e WHERE {where}", params)]
+        return [r for (r,) in self._reader().execute(f"SELECT e.id FROM entries e WHERE {where} ORDER BY e.rowid", params)]
 
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
         where, params = where_clause(namespace, filters or Filters())
