@@ -16,7 +16,8 @@ the turn's own score by ``combine``:
 * ``"max"``: the lift is a floor, ``max(own, lift × neighbour)``; any score scale.
 
 A turn no channel found joins the candidates that way. Its evidence shows as channel
-``neighbour`` (rank: the lifting candidate's rank; score: ``lift`` × its score). A turn among
+``neighbour`` (rank: the lifting candidate's rank; score: ``lift`` × its score; lifted by
+several, its score combines every lift and the strongest lifter is shown). A turn among
 the `top` that a better one lifted lifts its own neighbours from its lifted score, so a very
 strong turn reaches two turns away (measured: LoCoMo turns R@10 0.691 without that chaining,
 0.697 with it). Measured in docs/BENCHMARKS.md ("Conversation evidence windows").
@@ -87,8 +88,12 @@ class NeighboursStage:
                     cand = Candidate(rowid=rowid, score=score)
                 lifted += 1
                 # A new candidate, not the old one rescored: the fused ranking stays as it was.
-                by_rowid[rowid] = replace(cand, score=score, channels={
-                    **cand.channels, "neighbour": ChannelScore(rank=rank, score=round(evidence, 6))})
+                # Lifted by several turns, its score combines every lift and the evidence shown
+                # is the strongest lifter's (the one that explains most of the lift).
+                shown = cand.channels.get("neighbour")
+                if shown is None or evidence > shown.score:
+                    shown = ChannelScore(rank=rank, score=round(evidence, 6))
+                by_rowid[rowid] = replace(cand, score=score, channels={**cand.channels, "neighbour": shown})
         rec.update({"lift": lift, "span": conf.span, "top": conf.top, "combine": conf.combine,
                     "lifted": lifted, "added": added})
         return ordered(by_rowid) if lifted else candidates
