@@ -156,3 +156,19 @@ def test_a_lifted_turn_lifts_its_own_neighbours(tmp_path: Path) -> None:
     twice = [h for h in lifted if h.score == pytest.approx(0.25 * best.score, abs=1e-6)]
     assert once and twice, [(h.text, h.score) for h in res.hits]
     assert all(h.channels["neighbour"].rank > 1 for h in twice)  # lifted by a lifted turn, not the best
+
+
+def test_a_turn_lifted_by_several_shows_its_strongest_lifter(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from engramdb import Memory
+
+    with Memory(tmp_path / "n.db", embedder="minilm") as mem:
+        mem.add_conversation([("Ann", "I went to the support group yesterday."), ("Bob", "How was it?"),
+                              ("Ann", "The support group was great, I met Jo there."), ("Bob", "Nice weather today."),
+                              ("Ann", "I baked bread.")], session_id="s1", session_time="2023-05-08T10:00:00",
+                             extractor="none")
+        hits = {h.entry.text: h for h in mem.search("support group", k=5, explain=True)}
+    between = hits["Bob: How was it?"]  # next to both support-group turns
+    first = hits["Ann: I went to the support group yesterday."]
+    assert between.channels["neighbour"].rank == 1  # the best turn lifted it most, not the later one
+    assert between.channels["neighbour"].score == pytest.approx(0.2 * first.score, abs=2e-3)  # lift x its score
+    assert between.score >= between.channels["neighbour"].score  # "or": at least the strongest evidence
