@@ -25,7 +25,7 @@ from .plan.base import Planner
 from .pipeline.search import SearchPipeline
 from .store.base import Filters, Store
 from .store.open import open_store, redact
-from .writer import Writer, keep_what_is_stored
+from .writer import Writer
 
 if TYPE_CHECKING:  # pragma: no cover
     from .rerank import Reranker
@@ -221,8 +221,7 @@ class Memory:
             return [lifecycle.supersede(self.writer, entries[0], self._ids(supersedes), ns, actor)]
         total = len(entries)
         for start in range(0, total, batch_size):
-            batch = keep_what_is_stored(entries[start : start + batch_size], self.store.get)
-            self.write_batch(batch, namespace=ns, actor=actor)
+            self.writer.write(entries[start : start + batch_size], namespace=ns, actor=actor, keep_stored_fields=True)
             if progress is not None:
                 progress(min(start + batch_size, total), total)
         return [e.id for e in entries]  # type: ignore[misc]
@@ -333,7 +332,7 @@ class Memory:
         latest = max(enumerate(earlier), key=lambda p: (p[1].timestamp or "", p[1].created_at or "", p[0]),
                      default=(0, None))[1]
         if turn_id is None and latest is not None and is_retry(turn_from_entry(latest), parsed[0], timestamp):
-            return ConversationReport(extractor=chosen.name if chosen else None)  # sent twice, stored once
+            return report  # sent twice, stored once: nothing written
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
         write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context)
         return report
@@ -520,8 +519,9 @@ class Memory:
         """Every namespace in the store with its entry count and counts per kind, by name.
         ``count`` is every stored entry, history included; ``current`` the ones `search` and
         `count` see (not superseded, not expired)."""
-        return [{"namespace": ns, "count": sum(kinds.values()), "current": self.store.count(ns, view(Filters(), False, False)),
-                 "kinds": kinds} for ns, kinds in self.store.namespaces().items()]
+        visible = view(Filters(), False, False)
+        return [{"namespace": ns, "count": sum(kinds.values()), "current": self.store.count(ns, visible), "kinds": kinds}
+                for ns, kinds in self.store.namespaces().items()]
 
     def timeline(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,
                  field: str = "created", bucket: str = "auto", include_superseded: bool = False,
@@ -596,4 +596,3 @@ class Memory:
 
 
 __all__ = ["Memory", "default_db_path", "EngramError"]
-

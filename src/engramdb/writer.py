@@ -11,7 +11,6 @@ not call back up into each other.
 from __future__ import annotations
 
 import copy
-
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -46,7 +45,7 @@ class Writer:
             self._prefer_model(name)
 
     def write(self, entries: Sequence[Entry], *, namespace: str, replaces: Filters | None = None,
-              actor: str | None = None, log: bool = True) -> tuple[int, int, int]:
+              actor: str | None = None, log: bool = True, keep_stored_fields: bool = False) -> tuple[int, int, int]:
         """Write normalised entries of `namespace` in one transaction.
 
         ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
@@ -55,11 +54,18 @@ class Writer:
         leave one version or the other, never a mix. Returns (written, unchanged, removed).
         Embedding happens before the transaction opens, so a slow model never holds the
         write lock; a changed entry whose text is the same keeps its stored vector.
+        With ``keep_stored_fields`` (`Memory.add`), an entry stored already keeps each field
+        the new one leaves empty, and its ``created_at``: a re-add adds, it never clears.
         """
         if any(e.namespace != namespace for e in entries):
             raise InputError(f"a write batch holds entries of one namespace ({namespace!r})")
         unique = list({e.id: e for e in entries}.values())
         new, unchanged, changed = self.store.classify(unique)
+        if keep_stored_fields and changed:  # only entries stored with other content are read again
+            stored = {e.id: e for e in self.store.get(namespace, [e.id for e in changed if e.id])}
+            merged = [with_stored_fields(e, stored[e.id]) if e.id in stored else e for e in changed]
+            _, same, changed = self.store.classify(merged)
+            unchanged = unchanged + same
         todo = new + changed
         keep = {e.id for e in unique if e.id}
         if not todo and (replaces is None or set(self.store.ids(namespace, replaces)) <= keep):
@@ -79,30 +85,19 @@ class Writer:
         return np.stack([kept[e.id] if e.id in kept else next(embedded) for e in todo])  # type: ignore[index]
 
 
-def keep_what_is_stored(entries: list[Entry], stored_entries: Callable[[str, Sequence[str]], list[Entry]],
-                         ) -> list[Entry]:
-    """Entries to write for an `add`: one already stored under the same id keeps each field
-    the new one leaves empty (a plain re-add of a tagged text must not wipe its tags)."""
-    by_ns: dict[str, list[str]] = {}
-    for e in entries:
-        by_ns.setdefault(e.namespace or "", []).append(e.id or "")
-    stored = {(s.namespace, s.id): s for ns, ids in by_ns.items() for s in stored_entries(ns, ids)}
-    out = []
-    for e in entries:
-        old = stored.get((e.namespace, e.id))
-        if old is None:
-            out.append(e)
-            continue
-        merged = copy.copy(e)
-        for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
-            if not getattr(e, name):
-                setattr(merged, name, list(getattr(old, name)))
-        for name in ("location", "topic", "expires_at"):
-            if getattr(e, name) is None:
-                setattr(merged, name, getattr(old, name))
-        if e.timestamp is None:
-            merged.timestamp, merged.timestamp_end = old.timestamp, old.timestamp_end
-        merged.metadata = {**old.metadata, **e.metadata}
-        merged.created_at = old.created_at
-        out.append(merged)
-    return out
+
+def with_stored_fields(entry: Entry, stored: Entry) -> Entry:
+    """`entry` with each field it leaves empty taken from `stored` (the same id), metadata keys
+    merged, and the stored ``created_at``."""
+    merged = copy.copy(entry)
+    for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
+        if not getattr(entry, name):
+            setattr(merged, name, list(getattr(stored, name)))
+    for name in ("location", "topic", "expires_at"):
+        if getattr(entry, name) is None:
+            setattr(merged, name, getattr(stored, name))
+    if entry.timestamp is None:
+        merged.timestamp, merged.timestamp_end = stored.timestamp, stored.timestamp_end
+    merged.metadata = {**stored.metadata, **entry.metadata}
+    merged.created_at = stored.created_at
+    return merged

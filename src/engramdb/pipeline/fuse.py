@@ -118,7 +118,7 @@ def weighted(
     # One candidate in every list (a scope of one entry): a z-score compares a row with the
     # others, and there are none, so its p is the even odds of knowing nothing either way
     # rather than what a list's mean row would read (p 0.04).
-    lone = calibration is not None and len(fused) == 1 and all(len(channel_results[c]) == 1 for c in active)
+    lone = calibration is not None and len(fused) == 1
     for rowid, cand in fused.items():
         cand.score = sum(weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
                          for channel in active)

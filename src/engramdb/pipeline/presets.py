@@ -28,10 +28,9 @@ FUSION_METHODS = ("rrf", "weighted", "union", "max", "route", "learned")
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")
 STAGES = ("plan", "recall", "fuse", "neighbours", "gate", "group", "rerank", "diversify", "reflect")
-# Stages that work on fused candidates and may come in any order between fuse and reflect.
+# Stages that work on fused candidates and may come in any order between fuse and reflect;
+# each is configured by a section of its own name (reflect by [plan] reflect_rounds).
 POST_FUSION = ("neighbours", "gate", "group", "rerank", "diversify")
-#: the stages configured by a section of their own name (reflect is configured in [plan])
-STAGE_SECTIONS = ("neighbours", "gate", "group", "rerank", "diversify")
 GROUP_KEYS = ("doc", "path", "session")
 MAX_DEPTH = 10_000  # the largest count (channel k, pools) a preset may ask for
 
@@ -231,7 +230,7 @@ def _extend(check: "_Checker", data: dict[str, Any], folder: Path | None, seen: 
     if isinstance(stages, list):
         # This file says which stages run: the base's settings of a stage it leaves out go
         # with the stage (its own settings of such a stage are still an error, below).
-        for stage in STAGE_SECTIONS:
+        for stage in POST_FUSION:
             if stage not in stages and stage not in data:
                 inherited.pop(stage, None)
         if "reflect" not in stages and "reflect_rounds" not in data.get("plan", {}):
@@ -285,7 +284,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
     preset = Preset(
         name=name,
         description=str(data.get("description", "")),
-        stages=_stages(check, data, {**{stage: stage in data for stage in STAGE_SECTIONS},
+        stages=_stages(check, data, {**{stage: stage in data for stage in POST_FUSION},
                                      "reflect": bool(plan.get("reflect_rounds"))}),
         channels=channels,
         fusion=check.choice("fusion", fusion, "method", "rrf", FUSION_METHODS),

@@ -171,8 +171,6 @@ def query_weights(channels: dict[str, ChannelConfig], adapt: AdaptConfig, query:
 def fusion_inputs(preset: Preset, ctx: SearchContext, rec: dict[str, Any]) -> tuple[dict[str, Rows], dict[str, float], int]:
     """What fusion works from: each channel's list as recall handed it over, the channel
     weights recall chose for the query, and the query's term count."""
-    if not ctx.weights:  # fused without this preset's recall (a caller's own lists)
-        ctx.weights, ctx.adapted = query_weights(preset.channels, preset.adapt, ctx.plan.query or ctx.query)
     if ctx.adapted is not None:
         rec["adapt"] = ctx.adapted
         terms = int(ctx.adapted["query_terms"])

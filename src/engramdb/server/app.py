@@ -365,12 +365,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         import asyncio
         import tempfile
 
-        size = 0
         with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as tmp:
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limits.max_body_bytes:
-                    raise ApiError(413, "too_large", f"request body over {limits.max_body_bytes:,} bytes")
+            async for chunk in request.stream():  # at most --max-body-bytes (body_limit.py)
                 tmp.write(chunk)
         path = Path(tmp.name)
         try:

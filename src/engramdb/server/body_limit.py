@@ -8,8 +8,9 @@ reads more than it.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from starlette.responses import JSONResponse
 
 Scope = dict[str, Any]
 
@@ -27,7 +28,7 @@ class BodyLimit:
         length = dict(scope.get("headers") or []).get(b"content-length")
         if length is not None:
             if not length.isdigit() or int(length) > self.limit:
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
                 return
             await self.app(scope, receive, send)  # the server reads no more than declared
             return
@@ -42,7 +43,7 @@ class BodyLimit:
                 break
             body += message.get("body", b"")
             if len(body) > self.limit:
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
                 return
             if not message.get("more_body", False):
                 break
@@ -55,10 +56,6 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Any) -> None:
-        body = json.dumps({"error": {"code": "too_large",
-                                     "message": f"request body over {self.limit:,} bytes"}}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
-        await send({"type": "http.response.body", "body": body})
+    async def _refuse(self, scope: Scope, receive: Any, send: Any) -> None:
+        await JSONResponse({"error": {"code": "too_large", "message": f"request body over {self.limit:,} bytes"}},
+                           status_code=413, headers={"connection": "close"})(scope, receive, send)
