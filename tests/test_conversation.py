@@ -240,6 +240,27 @@ def test_questions_read_relative_time_against_the_conversation(mem: Memory) -> N
     }
 
 
+def test_relative_time_is_read_on_the_calendar_of_the_given_offset(mem: Memory) -> None:
+    # 23:30 on 22 May in UTC-8 is already 23 May in UTC: "yesterday" is still 21 May there.
+    said_at = "2023-05-22T23:30:00-08:00"
+    mem.add_conversation([{"speaker": "Bob", "text": "Yesterday I went hiking with Carol.", "timestamp": said_at}],
+                         session_id="tz")
+    (fact,) = mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))
+    assert fact.text == "On 21 May 2023 Bob went hiking with Carol."
+    assert (fact.timestamp, fact.timestamp_end) == ("2023-05-21T08:00:00+00:00", "2023-05-22T08:00:00+00:00")
+    (turn,) = mem.get(mem.store.ids("default", mem_filters(kinds=["turn"])))
+    assert turn.timestamp == "2023-05-23T07:30:00+00:00"  # stored in UTC, as every timestamp
+    mem.add_turn("小王", "我昨天去了黄山。", session_id="tz-zh", timestamp="2023-05-08T07:00:00+08:00")
+    assert "小王2023年5月7日去了黄山。" in {f.text for f in mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))}
+    for query, now in (("What did Bob do yesterday?", said_at), ("小王昨天做了什么", "2023-05-08T07:00:00+08:00")):
+        res = mem.search(query, now=now)
+        assert res.trace["now"] == {"value": now, "from": "given"}
+        window = res.trace["stages"][0]["time_window"]
+        start = datetime.fromisoformat(window["start"])
+        assert start.utcoffset() == datetime.fromisoformat(now).utcoffset()
+        assert start.date() == datetime.fromisoformat(now).date().replace(day=datetime.fromisoformat(now).day - 1)
+
+
 def test_chinese_dialogue_is_restated_in_chinese(mem: Memory) -> None:
     report = mem.add_conversation(
         [("小王", "我昨天去了黄山，山顶很冷。"), ("小李", "你带羽绒服了吗？"), ("小王", "是的，带了一件羽绒服。"),

@@ -19,7 +19,7 @@ from .model import Entry, Page, SearchResult
 from . import lifecycle
 from .lifecycle import HistoryEvent, view
 from .pagination import decode_cursor, encode_cursor
-from .validation import check_name, check_unicode, checked, normalize_timestamp
+from .validation import aware_timestamp, check_name, check_unicode, checked, normalize_timestamp
 from .pipeline.presets import GROUP_KEYS, Preset, load_preset
 from .plan.base import Planner
 from .pipeline.search import SearchPipeline
@@ -483,10 +483,11 @@ class Memory:
         """The time relative questions are read against, and where it came from
         (``"given"``, ``"newest entry"`` or ``"clock"``)."""
         if now is not None:
-            given = checked(normalize_timestamp, now, "now")
+            # Its own offset is kept: "yesterday" asked at 23:30 in UTC−8 is that calendar's day.
+            given = checked(aware_timestamp, now, "now")
             if given is None:
                 raise InputError("now must be an ISO 8601 time (e.g. 2024-03-14T09:00:00), not empty")
-            return datetime.fromisoformat(given), "given"
+            return given, "given"
         newest = self.store.newest_timestamp(self._scope(namespace))
         if newest:
             return datetime.fromisoformat(newest), "newest entry"

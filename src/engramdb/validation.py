@@ -131,6 +131,14 @@ def normalize_timestamp(value: str | datetime | None, what: str = "timestamp") -
     Date-only strings ("2023-05-08") mean midnight of that day. Times whose UTC value falls
     outside the years 1–9999 (``9999-12-31T23:59:59-05:00``) are refused.
     """
+    aware = aware_timestamp(value, what)
+    return aware.astimezone(timezone.utc).isoformat(timespec="seconds") if aware else None
+
+
+def aware_timestamp(value: str | datetime | None, what: str = "timestamp") -> datetime | None:
+    """The same reading as `normalize_timestamp`, to the second, but keeping the value's own
+    UTC offset: what a relative time ("yesterday", "上周") said at that moment means depends on
+    the speaker's calendar, not UTC's. Storage uses the UTC form."""
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
@@ -150,11 +158,10 @@ def normalize_timestamp(value: str | datetime | None, what: str = "timestamp") -
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     try:
-        utc = dt.astimezone(timezone.utc)
-        utc.timestamp()
+        dt.astimezone(timezone.utc).timestamp()
     except (OverflowError, ValueError, OSError):
         raise ValueError(f"{what} {dt.isoformat()} is out of range (years 1 to 9999 in UTC)") from None
-    return utc.isoformat(timespec="seconds")
+    return dt.replace(microsecond=0)
 
 
 def json_or_text(raw: str, scalars_only: bool = False) -> Any:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from ..model import Entry, Source, normalize_timestamp
+from ..validation import aware_timestamp
 
 
 @dataclass(slots=True)
@@ -68,6 +69,12 @@ def as_utc(value: str | datetime | None) -> datetime | None:
     return datetime.fromisoformat(normalized) if normalized else None
 
 
+def as_aware(value: str | datetime | None) -> datetime | None:
+    """A datetime from ISO text or a datetime that keeps its own UTC offset (naive means UTC),
+    so a turn's "yesterday" is read on its speaker's calendar. Raises ValueError as `as_utc`."""
+    return aware_timestamp(value)
+
+
 def default_session_id(turns: Sequence[Turn], start: datetime | None = None) -> str:
     """A session id for turns that came without one: from the first three turns (and the
     session's start, when known), so the same conversation gets the same id when it is written
@@ -75,5 +82,5 @@ def default_session_id(turns: Sequence[Turn], start: datetime | None = None) -> 
     take its place."""
     key = "\x1e".join(f"{t.speaker}\x1f{t.text}" for t in turns[:3])
     if start is not None:
-        key += "\x1d" + start.isoformat()
+        key += "\x1d" + start.astimezone(timezone.utc).isoformat()  # the same id whatever the offset
     return f"session-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
