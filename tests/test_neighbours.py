@@ -37,8 +37,8 @@ def test_the_store_returns_the_turns_around_a_turn_in_its_session(tmp_path: Path
         by_text = {text.split(": ", 1)[1]: rowid for text, rowid in rows.items()}
         middle = by_text[SESSION[2][1]]
         around = store.turn_neighbours([middle], 1, "default", Filters())
-        assert [store.fetch(around[middle])[r].text.split(": ", 1)[1] for r in around[middle]] == \
-            [SESSION[1][1], SESSION[3][1]]  # facts written between the turns are skipped
+        assert [(o, store.fetch([r])[r].text.split(": ", 1)[1]) for o, r in around[middle]] == \
+            [(-1, SESSION[1][1]), (1, SESSION[3][1])]  # facts written between the turns are skipped
         wide = store.turn_neighbours([middle], 5, "default", Filters())[middle]
         assert len(wide) == 4  # the whole session, never the other one
         first = by_text[SESSION[0][1]]
@@ -46,7 +46,8 @@ def test_the_store_returns_the_turns_around_a_turn_in_its_session(tmp_path: Path
         assert store.turn_neighbours([middle], 1, "carol", Filters()) == {middle: []}  # scope is a hard boundary
         mem.delete(store.fetch([by_text[SESSION[1][1]]])[by_text[SESSION[1][1]]].id)
         after = store.turn_neighbours([middle], 1, "default", Filters())[middle]
-        assert [store.fetch(after)[r].text.split(": ", 1)[1] for r in after] == [SESSION[0][1], SESSION[3][1]]
+        assert [(o, store.fetch([r])[r].text.split(": ", 1)[1]) for o, r in after] == \
+            [(-1, SESSION[0][1]), (1, SESSION[3][1])]
 
 
 def test_a_neighbour_no_channel_found_joins_with_its_evidence(tmp_path: Path) -> None:
@@ -172,3 +173,36 @@ def test_a_turn_lifted_by_several_shows_its_strongest_lifter(tmp_path) -> None: 
     assert between.channels["neighbour"].rank == 1  # the best turn lifted it most, not the later one
     assert between.channels["neighbour"].score == pytest.approx(0.2 * first.score, abs=2e-3)  # lift x its score
     assert between.score >= between.channels["neighbour"].score  # "or": at least the strongest evidence
+
+
+def test_a_turn_keeps_its_place_in_the_session_when_it_changes(mem: Memory) -> None:
+    """An update, a supersede or an edited re-import rewrites a turn's row; its neighbours,
+    its hit's context and the session's latest turn still follow the conversation's order."""
+    turns = [{"speaker": s, "text": t} for s, t in SESSION]
+    mem.add_conversation(turns, session_id="market", session_time="2024-05-04T10:00:00", extractor="none")
+
+    def order() -> list[str]:
+        ids = mem.store.ids("default", Filters(session_id="market", kinds=["turn"]))
+        return [e.text.split(": ", 1)[1] for e in mem.get(ids)]
+
+    middle = next(e for e in mem.get(mem.store.ids("default", Filters(session_id="market")))
+                  if e.text.endswith(SESSION[2][1]))
+    mem.update(middle.id, text="Alice: The farmers market by the river, I bought a crate of medlars there.")
+    expected = [t for _, t in SESSION]
+    expected[2] = expected[2].replace("quinces", "medlars")
+    assert order() == expected
+    hit = mem.search("crate of medlars", k=1, context=1).hits[0]
+    assert [(o, e.text.split(": ", 1)[1]) for o, e in hit.context or []] == [(-1, SESSION[1][1]), (1, SESSION[3][1])]
+
+    turns[3]["text"] = "What will you cook with them?"  # the file was edited: a new id, the same turn
+    mem.add_conversation(turns, session_id="market", session_time="2024-05-04T10:00:00", extractor="none")
+    expected[2], expected[3] = SESSION[2][1], "What will you cook with them?"
+    assert order() == expected
+    hit = mem.search("what will you cook", k=1, context=1).hits[0]
+    assert [(o, e.text.split(": ", 1)[1]) for o, e in hit.context or []] == [(-1, SESSION[2][1]), (1, SESSION[4][1])]
+
+    first = mem.get(mem.store.ids("default", Filters(session_id="market", kinds=["turn"])))[0]
+    mem.update(first.id, metadata={"checked": True})
+    # The latest turn is still the last one: sending it again is a retry, not a new turn.
+    assert mem.add_turn("Alice", SESSION[4][1], session_id="market").turns == 0
+    assert order() == expected

@@ -289,6 +289,27 @@ def test_created_at_lost_from_the_json_is_restored_on_open(postgres_server: Post
         assert [(e["id"], e["created_at"]) for e in exported] == [(entry_id, stamped)]
 
 
+def test_a_schema_4_store_gains_turn_places_and_its_version_on_open(postgres_server: PostgresServer) -> None:
+    """Schema 4 had no `place` column: opening adds it and records schema 5, so a read-only
+    open (a replica) accepts the store afterwards; an edited turn keeps its place."""
+    from engramdb.store.base import Filters
+
+    url = postgres_server.new_database("places")
+    with Memory(url, embedder="minilm") as mem:
+        mem.add_conversation([("Ann", "I planted tulips."), ("Ben", "Which colour?"), ("Ann", "Red ones.")],
+                             session_id="garden", session_time="2024-04-01T09:00:00", extractor="none")
+        with mem.store._write() as cur:  # as schema 4 left it
+            cur.execute("ALTER TABLE entries DROP COLUMN place")
+            cur.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    with Memory(url, embedder="minilm") as mem:
+        assert mem.stats()["schema_version"] == "5"
+        ids = mem.store.ids("default", Filters(session_id="garden", kinds=["turn"]))
+        mem.update(ids[1], text="Ben: Which colour did you pick?")
+        assert mem.store.ids("default", Filters(session_id="garden", kinds=["turn"])) == ids
+    with Memory(url, embedder="minilm", read_only=True) as mem:
+        assert mem.count() == 3
+
+
 def _has_vector_index(store: Any) -> bool:
     from engramdb.store.postgres.schema import SCHEMA, VECTOR_INDEX
 

@@ -21,7 +21,7 @@ def test_schema_1_file_is_migrated(db_path: Path) -> None:
     conn.execute("UPDATE entries SET data = json_remove(data, '$.timestamp_end')")
     conn.close()
     with Memory(db_path) as mem:
-        assert mem.stats()["schema_version"] == "4"
+        assert mem.stats()["schema_version"] == "5"
         assert mem.add(["Alice moved to Berlin in May 2023."]) == ids
         assert mem.count() == 1  # the old entry is recognised as unchanged, not duplicated
         assert mem.search("Berlin", k=1)[0].id == ids[0]
@@ -45,7 +45,7 @@ def test_schema_2_file_from_the_last_release_is_migrated(tmp_path: Path) -> None
     with Memory(path, namespace="alice") as mem:
         before = {e.id: e.to_dict() for e in mem.get(mem.store.ids("alice", Filters()))}
         stats = mem.stats()
-        assert stats["schema_version"] == "4"
+        assert stats["schema_version"] == "5"
         assert stats["count"] == 22 and stats["vectors"] == 22
         after = {e.id: e.to_dict() for e in mem.get(list(before))}
         assert after == before  # nothing lost or changed
@@ -62,3 +62,23 @@ def test_schema_2_file_from_the_last_release_is_migrated(tmp_path: Path) -> None
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
+
+
+def test_schema_4_file_is_migrated_and_its_turns_keep_their_order(db_path: Path) -> None:
+    """Schema 4 had no `place`: every row stays where it was written, and a turn edited after
+    the migration keeps its place among them."""
+    with Memory(db_path, embedder="minilm") as mem:
+        mem.add_conversation([("Ann", "I planted tulips."), ("Ben", "Which colour?"), ("Ann", "Red ones, by the gate.")],
+                             session_id="garden", session_time="2024-04-01T09:00:00", extractor="none")
+    conn = apsw.Connection(str(db_path))
+    conn.execute("ALTER TABLE entries DROP COLUMN place")
+    conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    conn.close()
+    with Memory(db_path) as mem:
+        assert mem.stats()["schema_version"] == "5"
+        ids = mem.store.ids("default", Filters(session_id="garden", kinds=["turn"]))
+        mem.update(ids[1], text="Ben: Which colour did you pick?")
+        assert mem.store.ids("default", Filters(session_id="garden", kinds=["turn"])) == ids
+        hit = mem.search("which colour did you pick", k=1, context=1).hits[0]
+        assert [(o, e.text) for o, e in hit.context or []] == [(-1, "Ann: I planted tulips."),
+                                                               (1, "Ann: Red ones, by the gate.")]

@@ -328,8 +328,9 @@ class Memory:
         chosen = get_extractor(extractor, self.llm)
         report = ConversationReport(extractor=chosen.name if chosen else None)
         # The previous turn is context: "Yes, yesterday." answers the question asked just before.
-        # Turns of one write share their time: the one written last (store order) is the latest.
-        latest = max(enumerate(earlier), key=lambda p: (p[1].timestamp or "", p[1].created_at or "", p[0]),
+        # Turns of one write share their time: the last in the session's order is the latest
+        # (the store's order: where each turn was first written, an edited one keeps its place).
+        latest = max(enumerate(earlier), key=lambda p: (p[1].timestamp or "", p[0]),
                      default=(0, None))[1]
         if turn_id is None and latest is not None and is_retry(turn_from_entry(latest), parsed[0], timestamp):
             return report  # sent twice, stored once: nothing written

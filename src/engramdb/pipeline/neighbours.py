@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from ..store.base import Filters
     from .context import SearchContext
 
-#: the store's ``turn_neighbours(rowids, span, namespace, filters)``
-TurnNeighbours = Callable[[Sequence[int], int, "str | None", "Filters"], "dict[int, list[int]]"]
+#: the store's ``turn_neighbours(rowids, span, namespace, filters)``: (offset, rowid) pairs
+TurnNeighbours = Callable[[Sequence[int], int, "str | None", "Filters"], "dict[int, list[tuple[int, int]]]"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ class NeighboursStage:
         lifted = added = 0
         for rank, first in enumerate(top, start=1):
             parent = by_rowid[first.rowid]  # lifted already by a better one: lifts from there
-            for rowid in around.get(parent.rowid, []):
+            for _, rowid in around.get(parent.rowid, []):
                 evidence = lift * parent.score
                 cand = by_rowid.get(rowid)
                 score = combined(cand.score if cand is not None else None, evidence, conf.combine)

@@ -144,13 +144,9 @@ class SearchPipeline:
                         filters: Filters) -> None:
         """Each turn hit's `span` neighbouring turns (LycheeMem's source windows), within scope."""
         around = self.store.turn_neighbours([c.rowid for c in selected], span, namespace, filters)
-        entries = self.store.fetch(sorted({r for rows in around.values() for r in rows}))
+        entries = self.store.fetch(sorted({r for rows in around.values() for _, r in rows}))
         for hit, cand in zip(hits, [c for c in selected if c.entry is not None]):
-            rows = sorted(around.get(cand.rowid, []))
-            before = [r for r in rows if r < cand.rowid]
-            after = [r for r in rows if r > cand.rowid]
-            hit.context = [(i - len(before), entries[r]) for i, r in enumerate(before) if r in entries] + \
-                          [(i + 1, entries[r]) for i, r in enumerate(after) if r in entries]
+            hit.context = [(offset, entries[r]) for offset, r in sorted(around.get(cand.rowid, [])) if r in entries]
 
     def _run_stage(self, ctx: SearchContext, stage: Stage, candidates: list[Candidate],
                    label: str = "") -> list[Candidate]:

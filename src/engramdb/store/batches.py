@@ -57,3 +57,32 @@ def check_batch(namespace: str, entries: Sequence[Entry], vectors: np.ndarray | 
         raise EngramError(f"{len(entries)} entries but {len(terms)} analysed term sets")
     if any(e.namespace != namespace for e in entries):
         raise EngramError("a write batch holds entries of one namespace")
+
+
+#: A row's place in its session's order: where it was first written (its rowid), kept by the
+#: row that replaces it (an update, an edited turn re-imported), so a turn changed after the
+#: fact does not move to the end of its conversation.
+PLACE = "COALESCE(e.place, e.rowid)"
+
+#: The columns `inherited_places` reads of the rows a batch deletes (alias ``e``).
+PLACE_COLUMNS = f"e.id, e.kind, e.session_id, e.turn_id, {PLACE}"
+
+
+def inherited_places(entries: Sequence[Entry], deleted: Sequence[tuple[object, ...]]) -> list[int | None]:
+    """For each entry, the place of the row it replaces in the same transaction (None: a new
+    row, whose place is its own rowid). ``deleted`` holds `PLACE_COLUMNS` of the rows the batch
+    deletes: the same id (an update), else for a turn the same session and turn id (a turn
+    whose words changed, which changes its id)."""
+    by_id: dict[object, int] = {}
+    by_turn: dict[tuple[object, object], int] = {}
+    for entry_id, kind, session, turn, place in deleted:
+        by_id[entry_id] = int(place)  # type: ignore[call-overload]
+        if kind == "turn" and session is not None and turn is not None:
+            by_turn[(session, turn)] = int(place)  # type: ignore[call-overload]
+    places: list[int | None] = []
+    for entry in entries:
+        place = by_id.get(entry.id)
+        if place is None and entry.kind == "turn":
+            place = by_turn.get((entry.source.session_id, entry.source.turn_id))
+        places.append(place)
+    return places

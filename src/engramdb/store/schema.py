@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS {name} (
     created_at TEXT NOT NULL,
     expires_at REAL,
     superseded_by TEXT,
+    place INTEGER,
     UNIQUE (namespace, id)
 );
 """
@@ -108,6 +109,8 @@ def create_or_migrate(conn: apsw.Connection) -> None:
         for column, kind in (("expires_at", "REAL"), ("superseded_by", "TEXT")):
             if column not in columns:  # schema 3 -> 4: no entry expired or superseded yet
                 conn.execute(f"ALTER TABLE entries ADD COLUMN {column} {kind}")
+        if "place" not in columns:  # schema 4 -> 5: every row is still where it was written
+            conn.execute("ALTER TABLE entries ADD COLUMN place INTEGER")
     conn.execute(_SCHEMA)
     conn.execute(
         "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?), ('write_seq', '0'), ('delete_seq', '0')",

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import EngramError, ModelMismatchError, NotFoundError
 from ..model import Entry, timestamp_epoch, utc_now
 from .base import EntryTerms, Filters
-from .batches import check_batch, ids_by_namespace, split_by_stored
+from .batches import PLACE, PLACE_COLUMNS, check_batch, ids_by_namespace, inherited_places, split_by_stored
 from .channels import NAME_FIELDS, name_tags, rank_symbolic
 from .connection import BUSY_TIMEOUT_MS, map_driver_error, scalar, translate_driver_errors
 from .gazetteer import Gazetteer
@@ -151,10 +151,13 @@ class SQLiteStore:
         removed = written = 0
         with self._write_lock, self._transaction():
             conn = self._writer
+            stale: list[str] = []
             if scope is not None:
                 where, params = where_clause(namespace, scope)
                 stale = [i for (i,) in conn.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
                          if i not in (keep or set())]
+            places = inherited_places(entries, self._rows_of(conn, namespace, [*stale, *replace], PLACE_COLUMNS))
+            if stale:
                 gone = self._delete_ids(conn, namespace, stale)
                 removed = len(gone)
                 for entry_id, old in gone.items():
@@ -168,13 +171,13 @@ class SQLiteStore:
                 # same content, so skipping it keeps the write idempotent instead of failing.
                 conn.execute(
                     "INSERT INTO entries (id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, "
-                    "session_id, turn_id, speaker, data, created_at, expires_at, superseded_by) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(namespace, id) DO NOTHING",
+                    "session_id, turn_id, speaker, data, created_at, expires_at, superseded_by, place) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(namespace, id) DO NOTHING",
                     (entry.id, entry.namespace, entry.kind, entry.text, entry.timestamp, timestamp_epoch(entry.timestamp),
                      timestamp_epoch(entry.timestamp_end),
                      entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker,
                      data, entry.created_at,
-                     timestamp_epoch(entry.expires_at), entry.superseded_by),
+                     timestamp_epoch(entry.expires_at), entry.superseded_by, places[i]),
                 )
                 if conn.changes() == 0:
                     continue
@@ -203,6 +206,16 @@ class SQLiteStore:
              new: str | None, actor: str | None, at: str) -> None:
         conn.execute("INSERT INTO history(namespace, entry_id, event, at, actor, old, new) VALUES (?,?,?,?,?,?,?)",
                      (namespace, entry_id, event, at, actor, old, new))
+
+    @staticmethod
+    def _rows_of(conn: apsw.Connection, namespace: str, ids: Sequence[str], columns: str) -> list[tuple[Any, ...]]:
+        """`columns` (alias ``e``) of the rows of `namespace` with these ids."""
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            rows += conn.execute(f"SELECT {columns} FROM entries e WHERE e.namespace = ? AND e.id IN "
+                                 f"({','.join('?' * len(chunk))})", [namespace, *chunk]).fetchall()
+        return rows
 
     def _delete_ids(self, conn: apsw.Connection, namespace: str, ids: list[str]) -> dict[str, str]:
         """Delete the entries of `namespace` with these ids; returns id -> the deleted JSON."""
@@ -354,7 +367,7 @@ class SQLiteStore:
 
     def ids(self, namespace: str | None, filters: Filters) -> list[str]:
         where, params = where_clause(namespace, filters)
-        return [r for (r,) in self._reader().execute(f"SELECT e.id FROM entries e WHERE {where} ORDER BY e.rowid", params)]
+        return [r for (r,) in self._reader().execute(f"SELECT e.id FROM entries e WHERE {where} ORDER BY {PLACE}", params)]
 
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
         where, params = where_clause(namespace, filters or Filters())
@@ -435,22 +448,22 @@ class SQLiteStore:
         return names
 
     def turn_neighbours(self, rowids: Sequence[int], span: int, namespace: str | None,
-                        filters: Filters) -> dict[int, list[int]]:
-        """For each of `rowids` that is a conversation turn, the `span` turns written just before
-        and just after it in its session (nearest first, before then after), among the rows
-        `filters` admit in `namespace`. Index range scans on (namespace, session_id)."""
+                        filters: Filters) -> dict[int, list[tuple[int, int]]]:
+        """For each of `rowids` that is a conversation turn, the `span` turns just before and
+        just after it in its session's order, as (offset, rowid): ``-1, -2, …`` then ``+1, +2, …``,
+        among the rows `filters` admit in `namespace`. Index range scans on (namespace, session_id)."""
         conn = self._reader()
         where, params = where_clause(namespace, filters)
-        out: dict[int, list[int]] = {}
+        out: dict[int, list[tuple[int, int]]] = {}
         marks = ",".join("?" * len(rowids))
-        sessions: list[tuple[Any, ...]] = conn.execute(f"SELECT rowid, session_id FROM entries WHERE rowid IN ({marks}) AND kind = 'turn' "
-                                "AND session_id IS NOT NULL", list(rowids)).fetchall() if rowids else []
-        for rowid, session in sessions:
-            found: list[int] = []
-            for op, order in (("<", "DESC"), (">", "ASC")):
-                found += [r for (r,) in conn.execute(
+        sessions: list[tuple[Any, ...]] = conn.execute(f"SELECT e.rowid, e.session_id, {PLACE} FROM entries e WHERE e.rowid IN ({marks}) AND e.kind = 'turn' "
+                                "AND e.session_id IS NOT NULL", list(rowids)).fetchall() if rowids else []
+        for rowid, session, place in sessions:
+            found: list[tuple[int, int]] = []
+            for op, order, sign in (("<", "DESC", -1), (">", "ASC", 1)):
+                found += [(sign * n, r) for n, (r,) in enumerate(conn.execute(
                     f"SELECT e.rowid FROM entries e WHERE {where} AND e.session_id = ? AND e.kind = 'turn' "
-                    f"AND e.rowid {op} ? ORDER BY e.rowid {order} LIMIT ?", [*params, session, rowid, span])]
+                    f"AND {PLACE} {op} ? ORDER BY {PLACE} {order} LIMIT ?", [*params, session, place, span]), start=1)]
             out[rowid] = found
         return out
 

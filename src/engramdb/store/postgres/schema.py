@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS entries (
     superseded_by text,
     lex_len real NOT NULL DEFAULT 0,
     vec vector,
+    place bigint,
     UNIQUE (namespace, id)
 );
 CREATE INDEX IF NOT EXISTS entries_ns_kind ON entries (namespace, kind);
@@ -112,6 +113,10 @@ def upgrade(cur: psycopg.Cursor[Any]) -> None:
     index that does not cover the lifecycle columns, no per-namespace row counts. What is
     missing is then made by `DDL` itself (its statements are idempotent)."""
     changed = _upgrade_postings(cur)
+    # Schema 4 -> 5: a row's place in its session (NULL: where it was written, its rowid).
+    if cur.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = %s AND "
+                   "table_name = 'entries' AND column_name = 'place'", (SCHEMA,)).fetchone() is None:
+        cur.execute("ALTER TABLE entries ADD COLUMN place bigint")  # checked first: it locks the table
     covering = scalar(cur.execute("SELECT pg_get_indexdef(to_regclass(%s))", (f"{SCHEMA}.entries_ns_ts",)))
     if covering is not None and "INCLUDE" not in covering:  # the temporal channel's window: index-only
         cur.execute("DROP INDEX entries_ns_ts")
@@ -122,6 +127,7 @@ def upgrade(cur: psycopg.Cursor[Any]) -> None:
     if count_rows:
         cur.execute("INSERT INTO namespace_rows SELECT namespace, count(*) FROM entries GROUP BY namespace")
     _repair_created_at(cur)
+    cur.execute("UPDATE meta SET value = %s WHERE key = 'schema_version' AND value <> %s", (SCHEMA_VERSION,) * 2)
 
 
 def _repair_created_at(cur: psycopg.Cursor[Any]) -> None:

@@ -24,7 +24,7 @@ from psycopg import IsolationLevel
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, utc_now
 from ..base import SCHEMA_VERSION, EntryTerms, Filters
-from ..batches import check_batch, ids_by_namespace, split_by_stored
+from ..batches import PLACE, PLACE_COLUMNS, check_batch, ids_by_namespace, inherited_places, split_by_stored
 from ..channels import NAME_FIELDS
 from ..gazetteer import Gazetteer
 from ..open import redact
@@ -265,16 +265,22 @@ class PostgresStore:
         now = utc_now()
         removed = 0
         with self._write() as cur:
+            stale: list[str] = []
             if scope is not None:
                 where, params = where_clause(namespace, scope)
                 stale = [i for (i,) in cur.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
                          if i not in (keep or set())]
+            doomed = [*stale, *replace]
+            places = inherited_places(entries, cur.execute(
+                f"SELECT {PLACE_COLUMNS} FROM entries e WHERE e.namespace = %s AND e.id = ANY(%s)",
+                (namespace, doomed)).fetchall() if doomed else [])
+            if stale:
                 gone = delete_rows(cur, namespace, stale)
                 removed = len(gone)
                 for entry_id, old in gone.items():
                     log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = delete_rows(cur, namespace, list(replace)) if replace else {}
-            written = insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log)
+            written = insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log, places)
             for entry_id, old in replaced.items():
                 log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'write_seq'")
@@ -389,7 +395,7 @@ class PostgresStore:
     def ids(self, namespace: str | None, filters: Filters) -> list[str]:
         where, params = where_clause(namespace, filters)
         with self._read() as cur:
-            return [r for (r,) in cur.execute(f"SELECT e.id FROM entries e WHERE {where} ORDER BY e.rowid", params)]
+            return [r for (r,) in cur.execute(f"SELECT e.id FROM entries e WHERE {where} ORDER BY {PLACE}", params)]
 
     def count(self, namespace: str | None = None, filters: Filters | None = None) -> int:
         where, params = where_clause(namespace, filters or Filters())
@@ -485,20 +491,20 @@ class PostgresStore:
             return cur.execute(sql, params).fetchall()
 
     def turn_neighbours(self, rowids: Sequence[int], span: int, namespace: str | None,
-                        filters: Filters) -> dict[int, list[int]]:
+                        filters: Filters) -> dict[int, list[tuple[int, int]]]:
         where, params = where_clause(namespace, filters)
-        out: dict[int, list[int]] = {}
+        out: dict[int, list[tuple[int, int]]] = {}
         if not rowids:
             return out
         with self._read() as cur:
-            sessions = cur.execute("SELECT rowid, session_id FROM entries WHERE rowid = ANY(%s) AND kind = 'turn' "
-                                   "AND session_id IS NOT NULL", ([int(r) for r in rowids],)).fetchall()
-            for rowid, session in sessions:
-                found: list[int] = []
-                for op, order in (("<", "DESC"), (">", "ASC")):
-                    found += [int(r) for (r,) in cur.execute(
+            sessions = cur.execute(f"SELECT e.rowid, e.session_id, {PLACE} FROM entries e WHERE e.rowid = ANY(%s) "
+                                   "AND e.kind = 'turn' AND e.session_id IS NOT NULL", ([int(r) for r in rowids],)).fetchall()
+            for rowid, session, place in sessions:
+                found: list[tuple[int, int]] = []
+                for op, order, sign in (("<", "DESC", -1), (">", "ASC", 1)):
+                    found += [(sign * n, int(r)) for n, (r,) in enumerate(cur.execute(
                         f"SELECT e.rowid FROM entries e WHERE {where} AND e.session_id = %s AND e.kind = 'turn' "
-                        f"AND e.rowid {op} %s ORDER BY e.rowid {order} LIMIT %s", [*params, session, rowid, span])]
+                        f"AND {PLACE} {op} %s ORDER BY {PLACE} {order} LIMIT %s", [*params, session, place, span]), start=1)]
                 out[int(rowid)] = found
         return out
 

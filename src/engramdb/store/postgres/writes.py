@@ -22,19 +22,19 @@ from ..base import EntryTerms
 from ..channels import name_tags, row_length, term_frequencies
 
 _STAGED_COLUMNS = ("id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, session_id, "
-                   "turn_id, speaker, data, metadata, created_at, expires_at, superseded_by, lex_len, vec")
+                   "turn_id, speaker, data, metadata, created_at, expires_at, superseded_by, lex_len, vec, place")
 _STAGED = "ord, " + _STAGED_COLUMNS
 _STAGED_SELECT = _STAGED_COLUMNS.replace("metadata", "metadata::jsonb").replace(", vec", ", vec::vector")
 # The rows of one write batch before they are inserted (a temporary table of the session).
 _STAGING_DDL = ("CREATE TEMP TABLE IF NOT EXISTS engram_staging (ord int, id text, namespace text, kind text, "
                 "text text, timestamp text, ts float8, ts_end float8, location text, topic text, doc_id text, "
                 "path text, session_id text, turn_id text, speaker text, data text, metadata text, created_at text, "
-                "expires_at float8, superseded_by text, lex_len real, vec text) ON COMMIT DELETE ROWS")
+                "expires_at float8, superseded_by text, lex_len real, vec text, place int8) ON COMMIT DELETE ROWS")
 
 
 def insert_rows(cur: psycopg.Cursor[Any], namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                 terms: Sequence[EntryTerms], replaced: dict[str, str], actor: str | None, now: str,
-                log: bool) -> int:
+                log: bool, places: Sequence[int | None]) -> int:
     """Insert a batch of one namespace; returns how many rows it wrote. An entry another
     writer stored meanwhile is skipped (idempotent). `replaced` maps ids deleted for this batch to their old JSON: a re-added id
     is logged as an UPDATE and popped; the rest are the caller's to log as deletes."""
@@ -56,7 +56,7 @@ def insert_rows(cur: psycopg.Cursor[Any], namespace: str, entries: Sequence[Entr
                             entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id,
                             src.speaker, datas[i], json.dumps(entry.metadata or {}, ensure_ascii=False),
                             entry.created_at, timestamp_epoch(entry.expires_at), entry.superseded_by,
-                            row_length(counts[i]), vec))
+                            row_length(counts[i]), vec, places[i]))
     inserted = dict(cur.execute(
         f"INSERT INTO entries ({_STAGED_COLUMNS}) SELECT {_STAGED_SELECT} FROM engram_staging ORDER BY ord "
         "ON CONFLICT (namespace, id) DO NOTHING RETURNING id, rowid").fetchall())
