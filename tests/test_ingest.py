@@ -65,6 +65,26 @@ def test_notes_are_known_by_their_file_not_their_name(tmp_path: Path, mem: Memor
     assert hits[0].entry.source.path == "onboarding.md"  # its path under the folder imported last
 
 
+def test_notes_imported_by_an_earlier_version_are_replaced_not_duplicated(tmp_path: Path, mem: Memory):
+    """Before files were known by their absolute path, a chunk's doc_id was its path under the
+    folder imported: re-importing the folder after an upgrade replaces those chunks."""
+    from engramdb.ingest.notes import note_entries
+
+    folder = tmp_path / "notes"
+    shutil.copytree(NOTES, folder)
+    note = folder / "projects" / "onboarding.md"
+    legacy = note_entries(note, "projects/onboarding.md", "default")  # as the earlier version stored them
+    assert {e.source.doc_id for e in legacy} == {"projects/onboarding.md"}
+    mem.writer.write(legacy, namespace="default")
+    report = mem.import_path(folder)
+    assert report["removed"] == len(legacy)
+    assert mem.count() == report["entries"]  # one copy of each chunk
+    assert all(Path(e.source.doc_id).is_absolute() for e in mem.list(limit=100))
+    assert [ev.event for ev in mem.history(legacy[0].id)] == ["ADD", "DELETE"]
+    again = mem.import_path(folder)
+    assert again["written"] == again["removed"] == 0
+
+
 def test_jsonl_import_and_line_numbered_errors(tmp_path: Path, mem: Memory):
     good = tmp_path / "good.jsonl"
     rows = [{"text": "Alice likes tea.", "persons": ["Alice"], "metadata": {"src": "chat"}},

@@ -45,7 +45,8 @@ class Writer:
             self._prefer_model(name)
 
     def write(self, entries: Sequence[Entry], *, namespace: str, replaces: Filters | None = None,
-              actor: str | None = None, log: bool = True, keep_stored_fields: bool = False) -> tuple[int, int, int]:
+              actor: str | None = None, log: bool = True, keep_stored_fields: bool = False,
+              removes: Sequence[str] = ()) -> tuple[int, int, int]:
         """Write normalised entries of `namespace` in one transaction.
 
         ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
@@ -56,6 +57,8 @@ class Writer:
         write lock; a changed entry whose text is the same keeps its stored vector.
         With ``keep_stored_fields`` (`Memory.add`), an entry stored already keeps each field
         the new one leaves empty, and its ``created_at``: a re-add adds, it never clears.
+        ``removes`` names further ids the batch takes the place of (deleted in its transaction,
+        counted as removed): what an earlier version stored under another identity.
         """
         if any(e.namespace != namespace for e in entries):
             raise InputError(f"a write batch holds entries of one namespace ({namespace!r})")
@@ -68,12 +71,15 @@ class Writer:
             unchanged = unchanged + same
         todo = new + changed
         keep = {e.id for e in unique if e.id}
-        if not todo and (replaces is None or set(self.store.ids(namespace, replaces)) <= keep):
+        removes = [i for i in dict.fromkeys(removes) if i not in keep]
+        if not todo and not removes and (replaces is None or set(self.store.ids(namespace, replaces)) <= keep):
             return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
         vectors = self._vectors_for(namespace, todo, changed) if todo else None
         terms = [entry_terms(e) for e in todo]
-        written, removed = self.store.upsert(namespace, todo, vectors, terms, replace=[e.id for e in changed if e.id],
+        written, removed = self.store.upsert(namespace, todo, vectors, terms,
+                                             replace=[*(e.id for e in changed if e.id), *removes],
                                              scope=replaces, keep=keep, actor=actor, log=log)
+        removed += len(removes)
         # An entry another writer stored between `classify` and the write was skipped there:
         # it is unchanged, not written by this call.
         return written, len(unchanged) + len(todo) - written, removed
