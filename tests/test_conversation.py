@@ -156,6 +156,36 @@ def test_files_without_session_ids_do_not_replace_each_other(mem: Memory, tmp_pa
     assert {e.source.session_id for e in mem.get(mem.store.ids("default", mem_filters(kinds=["turn"])))} == sessions
 
 
+@pytest.mark.parametrize("suffix, render", [
+    (".json", lambda turns, sid=None: __import__("json").dumps(
+        {**({"session_id": sid} if sid else {}), "messages": [{"role": r, "content": t} for r, t in turns]})),
+    (".jsonl", lambda turns, sid=None: "\n".join(__import__("json").dumps(
+        {**({"session_id": sid} if sid else {}), "speaker": r, "text": t}) for r, t in turns)),
+])
+def test_a_session_an_earlier_version_named_session_1_is_replaced_on_reimport(
+        mem: Memory, tmp_path: Path, suffix: str, render) -> None:  # type: ignore[no-untyped-def]
+    """Before sessions without ids were named after their first turns, every one was
+    "session_1": re-importing the file after an upgrade replaces that session, not adds to it;
+    a "session_1" holding another conversation stays."""
+    locker = [("user", "Remember: my locker code is 5521."), ("assistant", "Noted."), ("user", "Thanks!")]
+    old = tmp_path / f"old{suffix}"
+    old.write_text(render(locker, "session_1"))  # what the earlier version stored
+    stored = mem.import_path(old)
+    assert stored["facts"] >= 1
+    (tmp_path / f"a{suffix}").write_text(render([*locker, ("user", "And my bike is blue.")]))
+    report = mem.import_path(tmp_path / f"a{suffix}")
+    assert report["removed"] == stored["written"]
+    sessions = {e.source.session_id for e in mem.list(limit=100)}
+    assert len(sessions) == 1 and sessions.pop().startswith("session-")
+    assert mem.count(filters={"kind": "turn"}) == 4
+    other = [("user", "What is the weather like in Oslo?"), ("assistant", "Cold.")]
+    (tmp_path / f"old{suffix}").write_text(render(other, "session_1"))
+    mem.import_path(tmp_path / f"old{suffix}")
+    again = mem.import_path(tmp_path / f"a{suffix}")
+    assert again["removed"] == again["written"] == 0
+    assert mem.count(filters={"kind": "turn", "session_id": "session_1"}) == 2
+
+
 def test_one_file_of_conversations_that_start_alike_keeps_them_apart(tmp_path: Path) -> None:
     import json
 

@@ -166,6 +166,7 @@ def _read_turns(path: Path) -> list[Conversation]:
     unnamed = sessions.pop(_UNNAMED, None)
     if unnamed is not None:
         _name_session(unnamed, default_session_id(unnamed.turns, unnamed.session_time))
+        unnamed.legacy_session_id = "session_1"
         sessions[unnamed.session_id] = unnamed  # a file's own "session-…" id: one session
     return list(sessions.values())
 
@@ -184,7 +185,7 @@ def _name_session(conv: Conversation, sid: str) -> None:
             turn.turn_id = sid + turn.turn_id[len(old):]
 
 
-def _openai_session(obj: Any, where: str) -> Conversation:
+def _openai_session(obj: Any, where: str, place: int = 1) -> Conversation:
     if isinstance(obj, dict) and "messages" in obj:
         messages, meta = obj["messages"], obj
     elif isinstance(obj, list):
@@ -219,15 +220,16 @@ def _openai_session(obj: Any, where: str) -> Conversation:
         # Named after its first turns, not its place in the file: "session_1" of every file
         # would be one session, and importing a second file would replace the first's turns.
         _name_session(conv, default_session_id(conv.turns, conv.session_time))
+        conv.legacy_session_id = f"session_{place}"
     return conv
 
 
 def _read_openai(path: Path) -> list[Conversation]:
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        return _distinct([_openai_session(obj, f"{path}:{n}") for n, obj in _jsonl(path)])
+        return _distinct([_openai_session(obj, f"{path}:{n}", n) for n, obj in _jsonl(path)])
     data = _json(path)
     if isinstance(data, list) and data and isinstance(data[0], dict) and "messages" in data[0]:
-        return _distinct([_openai_session(obj, f"{path}: item {i}") for i, obj in enumerate(data, start=1)])
+        return _distinct([_openai_session(obj, f"{path}: item {i}", i) for i, obj in enumerate(data, start=1)])
     return [_openai_session(data, str(path))]
 
 

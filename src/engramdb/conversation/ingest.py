@@ -106,7 +106,8 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
     new, unchanged, changed = writer.store.classify(turn_entries)
     report.sessions += 1
     report.turns += len(turn_entries)
-    if not new and not changed:
+    legacy = legacy_session(writer, conversation, namespace) if replace else []
+    if not new and not changed and not legacy:
         report.sessions_unchanged += 1
         return
     ids = {t.turn_id: e.id for t, e in zip(conversation.turns, turn_entries) if e.id is not None}
@@ -127,7 +128,7 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
                                 **{k: v for k, v in failure.items() if k != "turn_ids"}})
     entries: list[Entry] = turn_entries + result.facts
     scope = Filters(session_id=conversation.session_id) if replace else None
-    written, _, removed = writer.write(entries, namespace=namespace, replaces=scope)
+    written, _, removed = writer.write(entries, namespace=namespace, replaces=scope, removes=legacy)
     report.facts += len(result.facts)
     report.written += written
     report.removed += removed
@@ -142,6 +143,20 @@ def turn_entries_of(conversation: Conversation, namespace: str) -> list[Entry]:
         except (ValueError, TypeError) as exc:
             raise InputError(f"session {conversation.session_id!r:.80}, turn {index}: {exc}") from None
     return entries
+
+
+def legacy_session(writer: "Writer", conversation: Conversation, namespace: str) -> list[str]:
+    """The entries (turns and facts) of the session an earlier version stored this one as,
+    when it was read without an id: found by its old id and the same first three turns."""
+    old_id = conversation.legacy_session_id
+    if old_id is None or old_id == conversation.session_id:
+        return []
+    store = writer.store
+    turns = store.get(namespace, store.ids(namespace, Filters(session_id=old_id, kinds=["turn"]))[:3])
+    said = [(t.speaker, t.text) for t in (turn_from_entry(e) for e in turns)]
+    if not said or said != [(t.speaker, t.text) for t in conversation.turns[:len(said)]]:
+        return []  # another conversation, or a session someone named so
+    return store.ids(namespace, Filters(session_id=old_id))
 
 
 def replace_turns(conversation: Conversation, turns: list[Turn]) -> Conversation:

@@ -54,6 +54,9 @@ class Conversation:
     session_time: datetime | None = None
     conversation_id: str | None = None
     participants: list[str] = field(default_factory=list)
+    #: the id versions before 2026-12-02 gave a session read without one ("session_1", …):
+    #: re-importing the file replaces that session when its first turns are these
+    legacy_session_id: str | None = None
 
     @property
     def speakers(self) -> list[str]:
