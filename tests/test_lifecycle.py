@@ -107,6 +107,23 @@ def test_supersede_keeps_the_old_fact_out_of_view(mem: Memory) -> None:
     assert mem.get(berlin)[0].superseded_by == lisbon and mem.count() == 1
 
 
+def test_an_old_truth_that_holds_again_is_reinstated_not_hidden(mem: Memory) -> None:
+    """Berlin, then Lisbon, then Berlin again: the stored Berlin entry comes back with its
+    fields, and the two do not supersede each other (a cycle would hide both)."""
+    [berlin] = mem.add([Entry(text="Alice lives in Berlin.", persons=["Alice"], timestamp="2020-01-01",
+                              metadata={"src": "form"})])
+    [lisbon] = mem.add([Entry(text="Alice moved to Lisbon.", persons=["Alice"])], supersedes=[berlin])
+    [again] = mem.add([Entry(text="Alice lives in Berlin.")], supersedes=[lisbon])
+    assert again == berlin
+    back = mem.get(berlin)[0]
+    assert (back.superseded_by, back.timestamp, back.metadata, back.persons) == \
+        (None, "2020-01-01T00:00:00+00:00", {"src": "form"}, ["Alice"])
+    assert lisbon in back.supersedes
+    assert mem.get(lisbon)[0].superseded_by == berlin
+    assert mem.count() == 1 and [h.id for h in mem.search("Where does Alice live?", k=3)] == [berlin]
+    assert [e.event for e in mem.history(berlin)] == ["ADD", "UPDATE", "UPDATE"]
+
+
 def test_supersede_errors_write_nothing(mem: Memory) -> None:
     [old] = mem.add(["An old fact."])
     with pytest.raises(NotFoundError, match="supersedes: not found"):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import InputError, NotFoundError
 from .model import Entry
+from .writer import with_stored_fields
 from .store.base import Filters
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,16 +83,27 @@ def update(writer: "Writer", entry_id: str, changes: dict[str, Any], namespace: 
 
 def supersede(writer: "Writer", entry: Entry, old_ids: Sequence[str], namespace: str,
               actor: str | None) -> str:
-    """Store `entry` (normalised) and mark `old_ids` superseded by it, in one transaction."""
+    """Store `entry` (normalised) and mark `old_ids` superseded by it, in one transaction.
+
+    An entry stored already (the same text: an old truth that holds again, "Alice lives in
+    Berlin" after Lisbon) is reinstated: it keeps the fields the new one leaves empty, as
+    `add` does, and stops being superseded by the entries it now supersedes (no cycle in
+    which each hides the other)."""
     olds = writer.store.get(namespace, list(dict.fromkeys(old_ids)))
     missing = sorted(set(old_ids) - {e.id for e in olds})
     if missing:
         raise NotFoundError(f"supersedes: not found in namespace {namespace!r}: {', '.join(missing)}")
     if entry.id in old_ids:
         raise InputError("an entry cannot supersede itself")
+    stored = writer.store.get(namespace, [entry.id]) if entry.id else []
+    reinstated = []
+    if stored:
+        entry = with_stored_fields(entry, stored[0])
+        if stored[0].superseded_by in old_ids:
+            reinstated.append(entry.id)
     new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *old_ids])))
     marked = [dataclasses.replace(old, superseded_by=new.id) for old in olds]
-    writer.write([new, *marked], namespace=namespace, actor=actor)
+    writer.write([new, *marked], namespace=namespace, actor=actor, reinstates=reinstated)
     return new.id  # type: ignore[return-value]
 
 

@@ -46,7 +46,7 @@ class Writer:
 
     def write(self, entries: Sequence[Entry], *, namespace: str, replaces: Filters | None = None,
               actor: str | None = None, log: bool = True, keep_stored_fields: bool = False,
-              removes: Sequence[str] = ()) -> tuple[int, int, int]:
+              removes: Sequence[str] = (), reinstates: Sequence[str] = ()) -> tuple[int, int, int]:
         """Write normalised entries of `namespace` in one transaction.
 
         ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
@@ -59,6 +59,8 @@ class Writer:
         the new one leaves empty, and its ``created_at``: a re-add adds, it never clears.
         ``removes`` names further ids the batch takes the place of (deleted in its transaction,
         counted as removed): what an earlier version stored under another identity.
+        ``reinstates`` names ids that stop being superseded (a stored entry is otherwise never
+        un-superseded by writing it again).
         """
         if any(e.namespace != namespace for e in entries):
             raise InputError(f"a write batch holds entries of one namespace ({namespace!r})")
@@ -69,6 +71,12 @@ class Writer:
             merged = [with_stored_fields(e, stored[e.id]) if e.id in stored else e for e in changed]
             _, same, changed = self.store.classify(merged)
             unchanged = unchanged + same
+        for entry in unique:  # classify kept each stored link; these lose theirs
+            if entry.id in reinstates and entry.superseded_by is not None:
+                entry.superseded_by = None
+                if entry.id in unchanged:
+                    unchanged.remove(entry.id)
+                    changed.append(entry)
         todo = new + changed
         keep = {e.id for e in unique if e.id}
         removes = [i for i in dict.fromkeys(removes) if i not in keep]
