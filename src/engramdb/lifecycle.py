@@ -96,11 +96,11 @@ def supersede(writer: "Writer", entry: Entry, old_ids: Sequence[str], namespace:
     if entry.id in old_ids:
         raise InputError("an entry cannot supersede itself")
     stored = writer.store.get(namespace, [entry.id]) if entry.id else []
-    reinstated = []
+    reinstated: list[str] = []
     if stored:
         entry = with_stored_fields(entry, stored[0])
         if stored[0].superseded_by in old_ids:
-            reinstated.append(entry.id)
+            reinstated.append(entry.id or "")
     new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *old_ids])))
     marked = [dataclasses.replace(old, superseded_by=new.id) for old in olds]
     writer.write([new, *marked], namespace=namespace, actor=actor, reinstates=reinstated)
