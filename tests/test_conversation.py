@@ -270,6 +270,29 @@ def test_questions_read_relative_time_against_the_conversation(mem: Memory) -> N
     }
 
 
+def test_a_file_that_lost_turns_replaces_its_session(mem: Memory, tmp_path: Path) -> None:
+    import json
+
+    turns = [("Ann", "I adopted a puppy yesterday."), ("Ben", "What is its name?"), ("Ann", "His name is Max."),
+             ("Ben", "I went to Tokyo last month.")]
+    path = tmp_path / "s.jsonl"
+
+    def write(rows: list[tuple[str, str]]) -> None:
+        path.write_text("".join(json.dumps({"session_id": "s1", "speaker": s, "text": t,
+                                            "timestamp": f"2023-06-10T10:0{i}:00"}) + "\n"
+                                for i, (s, t) in enumerate(rows)))
+
+    write(turns)
+    mem.import_path(path)
+    write(turns[:3])
+    report = mem.import_path(path)
+    assert report["sessions_unchanged"] == 0 and report["removed"] >= 2  # the turn and its fact
+    assert not [h for h in mem.search("Tokyo", k=5) if "Tokyo" in h.text]
+    assert mem.count(filters={"kind": "turn"}) == 3
+    again = mem.import_path(path)
+    assert again["sessions_unchanged"] == 1 and again["written"] == again["removed"] == 0
+
+
 def test_relative_time_is_read_on_the_calendar_of_the_given_offset(mem: Memory) -> None:
     # 23:30 on 22 May in UTC-8 is already 23 May in UTC: "yesterday" is still 21 May there.
     said_at = "2023-05-22T23:30:00-08:00"

@@ -107,7 +107,11 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
     report.sessions += 1
     report.turns += len(turn_entries)
     legacy = legacy_session(writer, conversation, namespace) if replace else []
-    if not new and not changed and not legacy:
+    # A file that lost turns changed too: its stored turns the file no longer has must go.
+    shorter = replace and not new and not changed and bool(
+        set(writer.store.ids(namespace, Filters(session_id=conversation.session_id, kinds=["turn"])))
+        - {e.id for e in turn_entries})
+    if not new and not changed and not legacy and not shorter:
         report.sessions_unchanged += 1
         return
     ids = {t.turn_id: e.id for t, e in zip(conversation.turns, turn_entries) if e.id is not None}
