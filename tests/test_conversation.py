@@ -213,6 +213,20 @@ def test_add_turn_sent_twice_is_stored_once(mem: Memory) -> None:
     assert len(turns()) == 4
 
 
+def test_a_turn_id_names_a_turn_a_retry_writes_nothing_a_correction_replaces_it(mem: Memory) -> None:
+    mem.add_turn("Ann", "I bought a red car yesterday.", session_id="s9", turn_id="t1", timestamp="2023-06-10T10:00:00")
+    mem.add_turn("Ben", "Nice, which model?", session_id="s9", turn_id="t2", timestamp="2023-06-10T10:01:00")
+    assert mem.add_turn("Ann", "I bought a red car yesterday.", session_id="s9", turn_id="t1").written == 0
+    fixed = mem.add_turn("Ann", "I bought a blue car yesterday.", session_id="s9", turn_id="t1")
+    assert fixed.turns == 1 and fixed.removed >= 2  # the old turn and its fact
+    turns = mem.get(mem.store.ids("default", mem_filters(kinds=["turn"])))
+    assert [(t.source.turn_id, t.text, t.timestamp) for t in turns] == [
+        ("t1", "Ann: I bought a blue car yesterday.", "2023-06-10T10:00:00+00:00"),  # its place and its time
+        ("t2", "Ben: Nice, which model?", "2023-06-10T10:01:00+00:00")]
+    facts = [f.text for f in mem.get(mem.store.ids("default", mem_filters(kinds=["fact"])))]
+    assert "Ann bought a blue car on 9 June 2023." in facts and not any("red car" in f for f in facts)
+
+
 def test_add_turn_after_a_conversation_written_at_one_time_reads_its_last_turn(mem: Memory) -> None:
     """add_conversation gives every turn the session's time: the latest turn is the one
     written last, for the retry check and for the question a new turn answers."""

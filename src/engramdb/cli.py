@@ -215,7 +215,7 @@ def migrate_cmd(source: str, destination: str, into_nonempty: bool, as_json: boo
 @click.argument("text")
 @click.option("--session", "session_id", required=True, help="The session (conversation) the turn belongs to.")
 @click.option("--timestamp", default=None, help="When it was said, ISO 8601 (default: now).")
-@click.option("--turn-id", default=None, help="Id within the session (default: the next number).")
+@click.option("--turn-id", default=None, help="Id within the session (default: <session>:<next number>); an id it holds names that turn (a retry, or a correction).")
 @click.option("--extractor", type=click.Choice(EXTRACTORS), default="offline", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context

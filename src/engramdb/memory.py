@@ -317,7 +317,9 @@ class Memory:
         resolve "you". ``timestamp`` defaults to now. A retry is a no-op: the same speaker
         and text as the session's latest turn (at the same ``timestamp``, when one is given)
         is that turn again, and nothing is written (``report.turns == 0``); give a ``turn_id``
-        to say exactly which turn a call is.
+        to say exactly which turn a call is. A ``turn_id`` the session holds already names
+        that turn: the same speaker and text is a retry, other words correct it — the turn is
+        replaced in its place (keeping its time unless one is given) and its facts with it.
         """
         ns = self._scope(namespace)
         earlier = self.store.get(ns, self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))
@@ -332,10 +334,23 @@ class Memory:
         # (the store's order: where each turn was first written, an edited one keeps its place).
         latest = max(enumerate(earlier), key=lambda p: (p[1].timestamp or "", p[0]),
                      default=(0, None))[1]
-        if turn_id is None and latest is not None and is_retry(turn_from_entry(latest), parsed[0], timestamp):
+        named = next((i for i, e in enumerate(earlier) if turn_id is not None and e.source.turn_id == parsed[0].turn_id),
+                     None)
+        removes: list[str] = []
+        if named is not None:  # that turn again: a retry, or a correction of it
+            stored = turn_from_entry(earlier[named])
+            if is_retry(stored, parsed[0], timestamp):
+                return report
+            if timestamp is None:
+                parsed[0].timestamp = stored.timestamp
+            gone = earlier[named].id or ""
+            facts = self.store.get(ns, self.store.ids(ns, Filters(session_id=sid, kinds=["fact"])))
+            removes = [gone, *(f.id or "" for f in facts if gone in f.derived_from)]
+            latest = earlier[named - 1] if named > 0 else None  # what the corrected turn answered
+        elif turn_id is None and latest is not None and is_retry(turn_from_entry(latest), parsed[0], timestamp):
             return report  # sent twice, stored once: nothing written
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
-        write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context)
+        write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context, removes=removes)
         return report
 
     def delete(

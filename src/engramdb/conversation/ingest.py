@@ -90,11 +90,12 @@ def build_turns(
 
 def write_session(writer: "Writer", conversation: Conversation, namespace: str, extractor: Extractor | None,
                   report: ConversationReport, *, replace: bool = True,
-                  context: Sequence[tuple[Turn, str]] = ()) -> None:
+                  context: Sequence[tuple[Turn, str]] = (), removes: Sequence[str] = ()) -> None:
     """Store one session's turns and facts in one transaction (see the module docstring).
 
     ``replace=False`` appends instead (earlier turns and facts stay); ``context`` gives stored
-    turns (with their entry ids) the extractor may read but that are not written again.
+    turns (with their entry ids) the extractor may read but that are not written again;
+    ``removes`` names entries the new ones take the place of (a corrected turn and its facts).
     """
     turn_entries = turn_entries_of(conversation, namespace)
     # Each turn records which extractor read it, so re-importing with another extractor, or
@@ -132,7 +133,7 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
                                 **{k: v for k, v in failure.items() if k != "turn_ids"}})
     entries: list[Entry] = turn_entries + result.facts
     scope = Filters(session_id=conversation.session_id) if replace else None
-    written, _, removed = writer.write(entries, namespace=namespace, replaces=scope, removes=legacy)
+    written, _, removed = writer.write(entries, namespace=namespace, replaces=scope, removes=[*legacy, *removes])
     report.facts += len(result.facts)
     report.written += written
     report.removed += removed
