@@ -33,6 +33,11 @@ RESTATEMENTS = [
     ("小李上周搬家了。", "小李2023年5月1日那一周搬家了。", "2023-05-01"),
     ("小李下个月去北京。", "小李2023年6月去北京。", "2023-06-01"),
     ("前天开会了。", "2023年5月6日开会了。", "2023-05-06"),
+    ("I met her on the 2nd of June.", "I met her on 2 June 2023.", "2023-06-02"),
+    ("On June 2nd we met.", "On 2 June 2023 we met.", "2023-06-02"),
+    ("I went there in the last week.", "I went there in the week of 1 May 2023.", "2023-05-01"),
+    ("我4月12日去了北京。", "我2023年4月12日去了北京。", "2023-04-12"),
+    ("他12月去了北京。", "他12月去了北京。", None),  # a month alone may be past or future: kept
 ]
 
 

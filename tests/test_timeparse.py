@@ -62,7 +62,24 @@ CASES = [
     ("去年夏天", d(2022, 6, 1), d(2022, 9, 1)),
     ("去年", d(2022, 1, 1), d(2023, 1, 1)),
     ("2022年之前", d(1, 1, 1), d(2022, 1, 1)),
+    ("Alice 3月做了什么", d(2023, 3, 1), d(2023, 4, 1)),  # a month alone: the latest up to now
+    ("十二月份的事", d(2022, 12, 1), d(2023, 1, 1)),
 ]
+
+
+def test_a_chinese_date_without_a_year_is_the_nearest_one():
+    """As "30 December" said on 3 January: four days before, not a year on (and the reverse)."""
+    new_year = d(2024, 1, 3)
+    for text in ("12月30日发生了什么", "what happened on 30 December?"):
+        window = parse_time_window(text, new_year)
+        assert window is not None and (window.start, window.end) == (d(2023, 12, 30), d(2023, 12, 31)), text
+    window = parse_time_window("我1月1日要去开会。", d(2023, 12, 20))
+    assert window is not None and window.start == d(2024, 1, 1)
+
+
+def test_counts_of_months_and_monthly_are_not_a_month():
+    for text in ("12个月", "每月的账单", "3个月前", "下个月"):
+        assert [w.kind for w in find_time_windows(text, REF)] != ["month_only_zh"], text
 
 
 @pytest.mark.parametrize("text, start, end", CASES, ids=[c[0] for c in CASES])

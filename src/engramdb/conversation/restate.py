@@ -132,7 +132,7 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
     if said_at is None:
         return sentence, None
     # A bare month ("in July") may be past or future in speech; only questions read it as past.
-    windows = [w for w in find_time_windows(sentence, said_at) if w.kind != "month_only"]
+    windows = [w for w in find_time_windows(sentence, said_at) if w.kind not in ("month_only", "month_only_zh")]
     if not windows:
         return sentence, None
     out, cursor, pieces = sentence, 0, []
@@ -143,13 +143,14 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
         phrase = window.expression
         if _is_relative(window.expression):
             phrase = describe_window(window, chinese=bool(_CJK_RE.search(window.expression)))
-            if at == 0 or out[:at].rstrip().endswith((".", "!", "?")):
-                phrase = phrase[0].upper() + phrase[1:]
-            # "in the week of ..." after "in"/"on" reads badly; drop the duplicate preposition.
+            # "in the week of ..." after "in"/"on" reads badly; drop the duplicate preposition,
+            # and the article of "(on) the 2nd of June" or "in the last week" with it.
             before = out[:at]
-            m = re.search(r"\b(on|in|during)\s+$", before, re.IGNORECASE)
+            m = re.search(r"(?:\b(?:on|in|during)\s+)?\bthe\s+$|\b(?:on|in|during)\s+$", before, re.IGNORECASE)
             if m and phrase.split(" ", 1)[0].lower() in ("on", "in", "between"):
                 before = before[: m.start()]
+            if not before.strip() or before.rstrip().endswith((".", "!", "?")):
+                phrase = phrase[0].upper() + phrase[1:]
             pieces.append(before + phrase)
         else:
             pieces.append(out[:at] + phrase)

@@ -122,6 +122,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(last|this|next|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"), "weekday"),
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(?:周|星期|礼拜)([一二三四五六日天])"), "weekday_zh"),
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(周|星期|礼拜|月)|(去年|今年|明年|前年)"), "rel_unit_zh"),
+    # A month alone ("12月", "十二月份"): as "in December", the latest such month up to ref. Last,
+    # so a date, "3个月前" or "下个月" has claimed its characters first.
+    (re.compile(r"(?<![\d零一二两三四五六七八九十年个每])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月份?(?![\d日号])"),
+     "month_only_zh"),
 ]
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
@@ -129,6 +133,21 @@ _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "toni
               "明天": 1, "后天": 2}
 _REL = {"last": -1, "past": -1, "this": 0, "next": 1, "上上": -2, "上个": -1, "上": -1, "这个": 0, "这": 0, "本": 0,
         "下个": 1, "下": 1, "去年": -1, "今年": 0, "明年": 1, "前年": -2}
+
+
+def _nearest_day(month: int, day: int, ref: datetime) -> tuple[datetime, datetime] | None:
+    """A day and month said without a year: the nearest such date to `ref` (30 December said
+    on 3 January is the one four days before, not the one a year on)."""
+    candidates = []
+    for year in (ref.year - 1, ref.year, ref.year + 1):
+        try:
+            candidates.append(datetime(year, month, day, tzinfo=ref.tzinfo))
+        except ValueError:
+            continue
+    if not candidates:
+        return None
+    start = min(candidates, key=lambda c: abs((c - ref).total_seconds()))
+    return start, start + timedelta(days=1)
 
 
 def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, datetime] | None:
@@ -144,26 +163,18 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         start = datetime(int(g[2]), _MONTHS[g[0]], int(g[1]), tzinfo=tz)
         return start, start + timedelta(days=1)
     if kind == "month_day_zh":
-        start = datetime(ref.year, int(g[0]), int(g[1]), tzinfo=tz)
-        return start, start + timedelta(days=1)
+        return _nearest_day(int(g[0]), int(g[1]), ref)
     if kind == "year_month_zh":
         return _month(int(g[0]), int(g[1]), tz)
     if kind == "month_year":
         return _month(int(g[1]), _MONTHS[g[0]], tz)
     if kind in ("day_month", "month_day"):
         day, name = (g[0], g[1]) if kind == "day_month" else (g[1], g[0])
-        candidates = []
-        for year in (ref.year - 1, ref.year, ref.year + 1):
-            try:
-                candidates.append(datetime(year, _MONTHS[name], int(day), tzinfo=tz))
-            except ValueError:
-                continue
-        if not candidates:
+        return _nearest_day(_MONTHS[name], int(day), ref)
+    if kind in ("month_only", "month_only_zh"):
+        month = _MONTHS[g[0]] if kind == "month_only" else _zh_number(g[0])
+        if month is None or not 1 <= month <= 12:
             return None
-        start = min(candidates, key=lambda c: abs((c - ref).total_seconds()))
-        return start, start + timedelta(days=1)
-    if kind == "month_only":
-        month = _MONTHS[g[0]]
         year = ref.year if month <= ref.month else ref.year - 1
         return _month(year, month, tz)
     if kind == "year":
