@@ -124,6 +124,34 @@ def test_an_old_truth_that_holds_again_is_reinstated_not_hidden(mem: Memory) -> 
     assert [e.event for e in mem.history(berlin)] == ["ADD", "UPDATE", "UPDATE"]
 
 
+def test_adding_or_importing_the_source_again_keeps_an_update(mem: Memory, tmp_path: Path) -> None:
+    """An id derived from a text names what was written from it: a correction made since
+    (`update`) survives adding that text again and re-importing an unchanged file."""
+    [tea] = mem.add("Bob likes tea.")
+    mem.update(tea, text="Bob likes green tea.")
+    assert mem.add("Bob likes tea.") == [tea] and mem.get(tea)[0].text == "Bob likes green tea."
+    source = tmp_path / "facts.jsonl"
+    source.write_text(json.dumps({"text": "The staging DB port is 5432.", "metadata": {"src": "wiki"}}) + "\n")
+    mem.import_path(source)
+    [port] = [e.id for e in mem.list(filters={"metadata.src": "wiki"})]
+    mem.update(port, text="The staging DB port is 5433.", metadata={"src": "wiki", "verified": True})
+    again = mem.import_path(source)
+    assert again["written"] == 0 and again["unchanged"] == 1
+    kept = mem.get(port)[0]
+    assert (kept.text, kept.metadata) == ("The staging DB port is 5433.", {"src": "wiki", "verified": True})
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Wifi\nThe office wifi password is hunter2.\n")
+    mem.import_path(notes)
+    [chunk] = [e.id for e in mem.list(filters={"kind": "chunk"})]
+    mem.update(chunk, metadata={"verified": True})
+    assert mem.import_path(notes)["written"] == 0 and mem.get(chunk)[0].metadata == {"verified": True}
+    # A name the caller chose is not derived from the text: adding new words under it changes them.
+    mem.add([Entry(id="motto", text="Measure twice.")])
+    mem.add([Entry(id="motto", text="Measure twice, cut once.")])
+    assert mem.get("motto")[0].text == "Measure twice, cut once."
+
+
 def test_supersede_errors_write_nothing(mem: Memory) -> None:
     [old] = mem.add(["An old fact."])
     with pytest.raises(NotFoundError, match="supersedes: not found"):

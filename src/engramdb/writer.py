@@ -17,7 +17,7 @@ import numpy as np
 
 from .embed import Embedder
 from .errors import InputError
-from .model import Entry
+from .model import Entry, stable_id
 from .store.base import EntryTerms, Filters, Store
 from .text.tokenize import analyze
 
@@ -102,8 +102,12 @@ class Writer:
 
 def with_stored_fields(entry: Entry, stored: Entry) -> Entry:
     """`entry` with each field it leaves empty taken from `stored` (the same id), metadata keys
-    merged, and the stored ``created_at``."""
+    merged, and the stored ``created_at``. An id derived from the entry's own text means the
+    stored entry was written from that same text: a different stored text is a correction
+    made since (`update`), and it stays — adding or importing the source again never undoes it."""
     merged = copy.copy(entry)
+    if stored.text != entry.text and entry.id == stable_id(entry.namespace, entry.kind, entry.source, entry.text):
+        merged.text = stored.text
     for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
         if not getattr(entry, name):
             setattr(merged, name, list(getattr(stored, name)))

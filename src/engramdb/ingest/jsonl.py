@@ -33,7 +33,7 @@ def import_jsonl(writer: "Writer", path: Path, *, namespace: str, batch_size: in
     written = unchanged = 0
     with writer.store.bulk_load(len(entries)):  # a large import: indexes built once at the end
         for start in range(0, len(entries), batch_size):
-            w, u, _ = writer.write(entries[start : start + batch_size], namespace=namespace)
+            w, u, _ = writer.write(entries[start : start + batch_size], namespace=namespace, keep_stored_fields=True)
             written += w
             unchanged += u
             if progress is not None:

@@ -68,7 +68,8 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
         # Before 2026-12-02 a file was known by its path under the folder imported: its chunks
         # give way to the file's, as that version's own re-import would have replaced them.
         legacy = writer.store.ids(namespace, Filters(doc_id=rel, path=rel, kinds=["chunk"]))
-        w, u, r = writer.write(entries, namespace=namespace, replaces=Filters(doc_id=doc_id), removes=legacy)
+        w, u, r = writer.write(entries, namespace=namespace, replaces=Filters(doc_id=doc_id), removes=legacy,
+                               keep_stored_fields=True)
         written, unchanged, removed, chunks = written + w, unchanged + u, removed + r, chunks + len(entries)
         if progress is not None:
             progress(done, len(files))
