@@ -106,7 +106,7 @@ def with_stored_fields(entry: Entry, stored: Entry) -> Entry:
     stored entry was written from that same text: a different stored text is a correction
     made since (`update`), and it stays — adding or importing the source again never undoes it."""
     merged = copy.copy(entry)
-    if stored.text != entry.text and entry.id == stable_id(entry.namespace, entry.kind, entry.source, entry.text):
+    if stored.text != entry.text and entry.id == stable_id(entry.namespace or "", entry.kind, entry.source, entry.text):
         merged.text = stored.text
     for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
         if not getattr(entry, name):
