@@ -73,6 +73,28 @@ def test_round_trip_is_exact(tmp_path: Path, new_store) -> None:
     assert snapshot(target, "alice") == snapshot(source, "alice")
 
 
+def test_restoring_a_dump_over_later_changes_logs_what_it_changed(store_target: str, tmp_path: Path) -> None:
+    """History ends with the entry as it is: a restore that reverts an update logs an UPDATE,
+    one that brings back a deleted entry an ADD, both by "import"; a restore into an empty
+    store adds only the dump's own history."""
+    dump = tmp_path / "d.jsonl"
+    with Memory(store_target, embedder="minilm") as mem:
+        [lisbon] = mem.add("Alice moved to Lisbon.")
+        dump.write_text("".join(json.dumps(line) + "\n" for line in mem.export()))
+        mem.update(lisbon, text="Alice moved to Faro.")
+        mem.import_path(dump)
+        assert mem.get(lisbon)[0].text == "Alice moved to Lisbon."
+        events = mem.history(lisbon)
+        assert [(e.event, e.actor) for e in events] == [("ADD", None), ("UPDATE", None), ("UPDATE", "import")]
+        assert events[-1].new is not None and events[-1].new.text == "Alice moved to Lisbon."
+        mem.delete(lisbon)
+        mem.import_path(dump)
+        assert [(e.event, e.actor) for e in mem.history(lisbon)][-2:] == [("DELETE", None), ("ADD", "import")]
+    with Memory(tmp_path / "fresh.db", embedder="minilm") as fresh:
+        fresh.import_path(dump)
+        assert [e.event for e in fresh.history(lisbon)] == ["ADD"]
+
+
 def test_export_into_another_namespace_and_errors(tmp_path: Path) -> None:
     source = tmp_path / "source.db"
     build(source)

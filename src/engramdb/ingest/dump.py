@@ -112,14 +112,37 @@ def import_dump(writer: "Writer", path: Path, *, namespace: str | None, batch_si
     for entry in entries:
         by_namespace.setdefault(entry.namespace, []).append(entry)  # type: ignore[arg-type]
     written = unchanged = done = 0
+    # The dump's own history first; then what the restore changes in a store that has a story
+    # of its own is logged on top of it, by "import": an entry that differs from the stored one
+    # (an UPDATE) or that was deleted here since (an ADD). The rest is the dump's history alone.
+    stream = iter(writer.store.iter_history(None))
+    had_history = next(stream, None) is not None
+    getattr(stream, "close", lambda: None)()  # a snapshot read: let it go now
+    restored = writer.store.restore_history(events) if events else 0
+    fresh = not had_history and writer.store.count() == 0
     with writer.store.bulk_load(len(entries)):  # a large restore: indexes built once at the end
         for ns, group in by_namespace.items():
             for start in range(0, len(group), batch_size):
-                w, u, _ = writer.write(group[start : start + batch_size], namespace=ns, log=False)
-                written, unchanged, done = written + w, unchanged + u, done + len(group[start : start + batch_size])
+                batch = group[start : start + batch_size]
+                logged: list[Entry] = []
+                if not fresh:
+                    new, _, changed = writer.store.classify(batch)
+                    logged = changed + [e for e in new if _deleted_here(writer, ns, e.id or "")]
+                quiet = [e for e in batch if e not in logged]
+                for part, log in ((quiet, False), (logged, True)):
+                    if part:
+                        w, u, _ = writer.write(part, namespace=ns, log=log, actor="import" if log else None)
+                        written, unchanged = written + w, unchanged + u
+                done += len(batch)
                 if progress is not None:
                     progress(done, len(entries))
-    restored = writer.store.restore_history(events) if events else 0
     return {"path": str(path), "format": "export", "entries": len(entries), "written": written,
             "unchanged": unchanged, "removed": 0, "history": len(events), "history_restored": restored,
             "namespaces": sorted(by_namespace)}
+
+
+def _deleted_here(writer: "Writer", namespace: str, entry_id: str) -> bool:
+    """Whether the store's history of an entry it does not hold ends with its deletion (a
+    restore brings it back: an ADD to log), rather than with the dump's own events."""
+    events = writer.store.history(namespace, entry_id)
+    return bool(events) and events[-1]["event"] == "DELETE"
