@@ -174,6 +174,38 @@ def test_api_keys_scope_every_request(server: Running) -> None:
         assert error(bob.get("/v1/memories")) == (401, "unauthorized")
 
 
+def test_a_server_with_keys_stays_closed_when_they_are_revoked_or_lost(server: Running) -> None:
+    cli = KeyStore(keys_path(server.memory.store.location))  # as `engram keys` in another process
+    secret, record = cli.create(["alice"], "write")
+    with server.client(secret) as alice:
+        assert alice.post("/v1/memories", json={"text": "Alice's vault code is 5512."}).status_code == 200
+    cli.revoke(record.id)  # the last key
+    with server.client() as anonymous, server.client(secret) as revoked:
+        assert error(anonymous.get("/v1/memories", params={"namespace": "alice"})) == (401, "unauthorized")
+        assert error(revoked.get("/v1/memories")) == (401, "unauthorized")
+        assert error(anonymous.delete("/v1/memories", params={"all": "true", "namespace": "alice"})) == \
+            (401, "unauthorized")
+        assert keys_path(server.memory.store.location).exists()
+        keys_path(server.memory.store.location).unlink()  # the file lost: still closed
+        assert error(anonymous.get("/v1/stats")) == (401, "unauthorized")
+        keys_path(server.memory.store.location).write_text("{not json")
+        status, code = error(revoked.get("/v1/memories"))
+        assert (status, code) == (503, "keys_unavailable")
+        assert "keys.json" not in revoked.get("/v1/memories").text  # the server's paths stay its own
+    assert server.memory.count(namespace="alice") == 1
+
+
+def test_keys_created_at_once_are_all_kept(tmp_path: Path) -> None:
+    path = tmp_path / "k.keys.json"
+    made: list[str] = []
+    threads = [threading.Thread(target=lambda: made.append(KeyStore(path).create(["n"], "read")[0])) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 6 and all(KeyStore(path).lookup(secret) is not None for secret in made)
+
+
 def test_openapi_describes_every_endpoint(server: Running) -> None:
     with server.client() as http:
         spec = http.get("/openapi.json").json()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..errors import InputError
 from .keys import ApiKey, KeyStore
 
 NAMESPACE_HEADER = "x-engram-namespace"
@@ -51,7 +52,11 @@ def authenticate(keys: KeyStore, headers: Mapping[str, str]) -> ApiKey | None:
     secret = presented_secret(headers)
     if not secret:
         raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer <key> or X-API-Key)")
-    key = keys.lookup(secret)
+    try:
+        key = keys.lookup(secret)
+    except InputError:  # a damaged keys file: the operator's problem, and no key is valid
+        raise ApiError(503, "keys_unavailable", "the server cannot read its API keys file; "
+                       "its operator must repair or replace it") from None
     if key is None:
         raise ApiError(401, "unauthorized", "unknown or revoked API key")
     return key

@@ -11,6 +11,7 @@ enough (no password stretching needed); lookups compare hashes in constant time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -19,7 +20,12 @@ import secrets
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+
+try:  # POSIX; elsewhere keys commands are not run concurrently by this lock
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 
 from ..errors import InputError, NotFoundError
 from ..model import utc_now
@@ -67,13 +73,32 @@ def keys_path(db: str | Path, keys: str | Path | None = None, *, required: bool 
                      "pass --keys PATH (or set $ENGRAM_KEYS) to name the keys file")
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock beside the keys file for a read-modify-write: two `engram keys
+    create` at once must not each save the file without the other's key."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(path) + ".lock", "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 @dataclass
 class KeyStore:
     """The keys file of one store. Reads it anew on each lookup, so `engram keys revoke`
-    takes effect on a running server."""
+    takes effect on a running server.
+
+    Once a store has keys it stays closed: revoking every key, or losing the file, does not
+    open a running server (each request is refused until a valid key is presented)."""
 
     path: Path | None  # None: no keys file (a database URL served open on loopback)
     _cache: tuple[float, list[ApiKey]] | None = field(default=None, repr=False)
+    _had_keys: bool = field(default=False, repr=False)
 
     def _load(self) -> list[ApiKey]:
         if self.path is None:
@@ -90,6 +115,7 @@ class KeyStore:
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{self.path}: not a valid Engram keys file ({exc})") from None
         self._cache = (stamp, keys)
+        self._had_keys = self._had_keys or bool(keys)
         return keys
 
     def _save(self, keys: list[ApiKey]) -> None:
@@ -111,7 +137,13 @@ class KeyStore:
         return [k for k in self._load() if k.revoked_at is None]
 
     def configured(self) -> bool:
-        return bool(self.active())
+        """Whether requests need a key: the file holds any key, revoked ones too, or held
+        one since this store was opened. Unreadable, it needs one (and none is valid)."""
+        try:
+            return bool(self._load()) or self._had_keys
+        except InputError:
+            self._had_keys = True
+            return True
 
     def create(self, namespaces: list[str], role: str, label: str | None = None) -> tuple[str, ApiKey]:
         """A new key (returned once, in clear) and its record."""
@@ -126,16 +158,24 @@ class KeyStore:
         secret = "eg_" + secrets.token_urlsafe(32)
         record = ApiKey(id="key_" + secrets.token_hex(6), hash=_digest(secret), namespaces=list(dict.fromkeys(namespaces)),
                         role=role, created_at=utc_now(), label=label)
-        self._save([*self._load(), record])
+        if self.path is None:
+            raise InputError("no keys file: pass --keys PATH (or set $ENGRAM_KEYS)")
+        with _locked(self.path):
+            self._cache = None  # read under the lock: another process may have just written
+            self._save([*self._load(), record])
         return secret, record
 
     def revoke(self, key_id: str) -> ApiKey:
-        keys = self._load()
-        for key in keys:
-            if key.id == key_id and key.revoked_at is None:
-                key.revoked_at = utc_now()
-                self._save(keys)
-                return key
+        if self.path is None:
+            raise NotFoundError(f"no active key {key_id!r}")
+        with _locked(self.path):
+            self._cache = None
+            keys = self._load()
+            for key in keys:
+                if key.id == key_id and key.revoked_at is None:
+                    key.revoked_at = utc_now()
+                    self._save(keys)
+                    return key
         raise NotFoundError(f"no active key {key_id!r}")
 
     def lookup(self, secret: str) -> ApiKey | None:
