@@ -58,7 +58,12 @@ def test_re_adding_a_stored_text_keeps_what_the_new_one_leaves_out(mem: Memory):
     stored = mem.get(first)[0]  # what the new one says is added; the rest stays
     assert stored.keywords == ["travel"] and stored.persons == ["Dana"]
     assert stored.metadata == {"source": "crm", "confidence": 0.95} and stored.created_at == created
+    mem.add(Entry(text="Dana prefers aisle seats.", keywords=["seats"], persons=["Eve"]))
+    stored = mem.get(first)[0]  # more tags add to the stored ones
+    assert (stored.keywords, stored.persons) == (["travel", "seats"], ["Dana", "Eve"])
     assert mem.update(first, metadata={}).metadata == {}  # clearing a field is an update
+    [dup, _] = mem.add([Entry(text="Batch duplicate.", keywords=["k1"]), "Batch duplicate."])
+    assert mem.get(dup)[0].keywords == ["k1"]  # twice in one batch: the plain one adds nothing, clears nothing
 
 
 def test_identifiers_are_found_exactly(mem: Memory):

@@ -64,7 +64,12 @@ class Writer:
         """
         if any(e.namespace != namespace for e in entries):
             raise InputError(f"a write batch holds entries of one namespace ({namespace!r})")
-        unique = list({e.id: e for e in entries}.values())
+        by_id: dict[str | None, Entry] = {}
+        for entry in entries:  # an id twice in one batch: the later one, adding to the earlier with keep_stored_fields
+            earlier = by_id.get(entry.id)
+            by_id[entry.id] = with_stored_fields(entry, earlier, created=False) \
+                if keep_stored_fields and earlier is not None else entry
+        unique = list(by_id.values())
         new, unchanged, changed = self.store.classify(unique)
         if keep_stored_fields and changed:  # only entries stored with other content are read again
             stored = {e.id: e for e in self.store.get(namespace, [e.id for e in changed if e.id])}
@@ -100,22 +105,23 @@ class Writer:
 
 
 
-def with_stored_fields(entry: Entry, stored: Entry) -> Entry:
-    """`entry` with each field it leaves empty taken from `stored` (the same id), metadata keys
-    merged, and the stored ``created_at``. An id derived from the entry's own text means the
+def with_stored_fields(entry: Entry, stored: Entry, created: bool = True) -> Entry:
+    """`entry` adding to `stored` (the same id): tags and links are the union of both, each
+    other field it leaves empty is the stored one's, metadata keys are merged, and the stored
+    ``created_at`` stays (unless not `created`). An id derived from the entry's own text means the
     stored entry was written from that same text: a different stored text is a correction
     made since (`update`), and it stays — adding or importing the source again never undoes it."""
     merged = copy.copy(entry)
     if stored.text != entry.text and entry.id == stable_id(entry.namespace or "", entry.kind, entry.source, entry.text):
         merged.text = stored.text
     for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
-        if not getattr(entry, name):
-            setattr(merged, name, list(getattr(stored, name)))
+        setattr(merged, name, list(dict.fromkeys([*getattr(stored, name), *getattr(entry, name)])))
     for name in ("location", "topic", "expires_at"):
         if getattr(entry, name) is None:
             setattr(merged, name, getattr(stored, name))
     if entry.timestamp is None:
         merged.timestamp, merged.timestamp_end = stored.timestamp, stored.timestamp_end
     merged.metadata = {**stored.metadata, **entry.metadata}
-    merged.created_at = stored.created_at
+    if created:
+        merged.created_at = stored.created_at
     return merged
