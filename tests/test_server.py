@@ -260,6 +260,35 @@ def test_serve_names_a_port_it_cannot_use_in_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in busy.output and not Path(db).exists()  # refused before the store was opened
 
 
+def test_a_bad_turn_in_a_request_writes_none_of_its_turns(server: Running) -> None:
+    turns = [{"speaker": "Ann", "text": "First turn about the picnic."},
+             {"speaker": "Ben", "text": "Second turn, sounds good."},
+             {"speaker": "Ann", "text": "Third turn", "timestamp": "not-a-time"}]
+    with server.client() as http:
+        bad = http.post("/v1/conversations/atom/turns", json={"turns": turns})
+        assert error(bad) == (400, "bad_input") and bad.json()["error"]["message"].startswith("turns[2]: timestamp")
+        assert server.memory.count() == 0
+        turns[2]["timestamp"] = "2024-06-01T12:00:00"
+        assert http.post("/v1/conversations/atom/turns", json={"turns": turns}).status_code == 200
+    assert server.memory.count(filters={"kind": "turn"}) == 3
+
+
+def test_turns_sent_at_once_to_one_session_get_distinct_ids(server: Running) -> None:
+    def send(speaker: str) -> None:
+        with server.client() as http:
+            for i in range(6):
+                assert http.post("/v1/conversations/race/turns", json={"turns": [
+                    {"speaker": speaker, "text": f"turn {i} from {speaker}"}]}).status_code == 200
+
+    threads = [threading.Thread(target=send, args=(name,)) for name in ("Ann", "Ben")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    turn_ids = [e.source.turn_id for e in server.memory.list(filters={"kind": "turn"}, limit=100)]
+    assert len(turn_ids) == 12 and len(set(turn_ids)) == 12
+
+
 def test_turns_import_and_export_over_http(server: Running, tmp_path: Path) -> None:
     admin, _ = server.keys.create(["alice"], "admin")
     writer, _ = server.keys.create(["alice"], "write")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
-from .conversation.ingest import is_retry, turn_from_entry
+from .conversation.ingest import check_turn, is_retry, turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, check_spec, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, Page, SearchResult
@@ -125,6 +125,9 @@ class Memory:
         self._reranker = reranker
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
+        # A turn's default id and its latest-turn check read the session first: two threads
+        # appending to one session at once (a server) would both take the same next number.
+        self._turn_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram")
         self.writer = Writer(self.store, lambda: self.embedder, self._prefer_model)
         # Fail fast on a model mismatch, before any model is loaded.
@@ -322,6 +325,12 @@ class Memory:
         replaced in its place (keeping its time unless one is given) and its facts with it.
         """
         ns = self._scope(namespace)
+        check_turn(speaker, text, session_id, timestamp, turn_id)  # fields named as the caller names them
+        with self._turn_lock:
+            return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor)
+
+    def _add_turn(self, speaker: str, text: str, session_id: str, timestamp: str | datetime | None,
+                  turn_id: str | None, ns: str, extractor: "str | Extractor | None") -> ConversationReport:
         earlier = self.store.get(ns, self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))
         sid, parsed, _ = build_turns([{"speaker": speaker, "text": text, "turn_id": turn_id}], session_id,
                                      timestamp, first_index=len(earlier) + 1)

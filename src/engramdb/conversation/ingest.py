@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..model import Entry
 from ..store.base import Filters
 from .extract import ExtractionResult, Extractor
+from ..validation import aware_timestamp
 from .model import Conversation, Turn, as_aware, as_utc, default_session_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,6 +87,23 @@ def build_turns(
         turns.append(Turn(speaker=speaker, text=text, turn_id=str(turn_id or f"{sid}:{first_index + index}"),
                           session_id=sid, timestamp=stamp, role=role))
     return sid, turns, start
+
+
+def check_turn(speaker: Any, text: Any, session_id: Any, timestamp: Any = None, turn_id: Any = None) -> None:
+    """Raise `InputError` for one turn `add_turn` cannot store, naming the field as its caller
+    does (``timestamp``, ``speaker``…), before anything is read or written."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InputError("session_id must be a non-empty string")
+    try:
+        aware_timestamp(timestamp, "timestamp")
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if turn_id is not None and not isinstance(turn_id, str):
+        raise InputError(f"turn_id must be a string, not {type(turn_id).__name__}")
+    try:
+        build_turns([{"speaker": speaker, "text": text, "turn_id": turn_id}], session_id, timestamp)
+    except InputError as exc:
+        raise InputError(str(exc).removeprefix("turn 0: ")) from None
 
 
 def write_session(writer: "Writer", conversation: Conversation, namespace: str, extractor: Extractor | None,

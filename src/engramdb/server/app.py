@@ -24,6 +24,7 @@ from .. import __version__
 from ..errors import (
     EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreBusyError,
 )
+from ..conversation.ingest import check_turn
 from ..memory import Memory
 from ..schema import (
     EntryModel, HistoryEventModel, NamespaceModel, PageModel, SearchResultModel, SessionModel, StatsModel,
@@ -352,6 +353,11 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         """Append turns to a session, in order; facts are extracted from each as by `add_turn`."""
         if len(body.turns) > limits.max_batch:
             raise InputError(f"{len(body.turns)} turns in one request; the limit is {limits.max_batch}")
+        for i, t in enumerate(body.turns):  # every turn checked before the first is written
+            try:
+                check_turn(t.speaker, t.text, session_id, t.timestamp, t.turn_id)
+            except InputError as exc:
+                raise InputError(f"turns[{i}]: {exc}") from None
         reports = [memory.add_turn(t.speaker, t.text, session_id=session_id, timestamp=t.timestamp,
                                    turn_id=t.turn_id, namespace=ns, extractor=body.extractor).to_dict()
                    for t in body.turns]
