@@ -43,6 +43,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     keys = KeyStore(keys_path(db))
     found = {role: keys.create(["alice"], role)[0] for role in ("write", "read")}
     found["admin"] = keys.create(["alice", "bob"], "admin")[0]
+    found["zh"] = keys.create(["alice", "中文"], "read")[0]
     server = Served(db)
     try:
         yield {"url": server.url, **found}
@@ -467,6 +468,18 @@ def test_overview_counts_and_the_chart_and_what_a_read_key_may_not_see(page: Pag
     page.act("browse", lambda: page.click("#nav-browse"))
     assert page.text("#entries") == "" or "Bob keeps his own notes." in page.text("#entries")
     assert "Lisbon" not in page.text("#entries")
+
+
+def test_a_chinese_namespace_works_in_the_page_and_the_header(page: Page, served: dict[str, Any]) -> None:
+    page.open("/?ns=" + quote("中文") + "&q=" + quote("黄山冷吗"), key=served["zh"])
+    page.ready("search")
+    assert "黄山山顶晚上很冷" in page.text("#hits") and "namespace 中文" in page.text("#result-summary")
+    import httpx
+
+    raw = {"Authorization": f"Bearer {served['zh']}", "X-Engram-Namespace": "中文".encode()}
+    listed = httpx.get(served["url"] + "/v1/memories", headers=raw, timeout=30)  # UTF-8 bytes, as curl sends
+    assert listed.status_code == 200, listed.text
+    assert "黄山" in listed.json()["results"][0]["text"]
 
 
 def test_the_page_fits_a_phone(page: Page, served: dict[str, Any]) -> None:

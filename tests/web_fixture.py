@@ -67,6 +67,7 @@ def build_store(db: Path, notes_dir: Path) -> None:
         memory.add_conversation(TRIP, session_id="trip-2024-03", session_time="2024-03-14T10:00:00")
         memory.add_conversation(MEETING, session_id="会议-0320", session_time="2024-03-20T09:30:00")
         memory.add(["Bob keeps his own notes."], namespace="bob")
+        memory.add(["小王的笔记：黄山山顶晚上很冷。"], namespace="中文")
 
 
 def free_port() -> int:

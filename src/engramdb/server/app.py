@@ -31,7 +31,7 @@ from ..schema import (
     TimelineModel, to_wire,
 )
 from ..store.base import Filters
-from .auth import ApiError, Caller, authenticate, caller_of, resolve
+from .auth import ApiError, Caller, authenticate, caller_of, resolve, utf8_header
 from .body_limit import BodyLimit
 from .keys import ApiKey, KeyStore
 
@@ -266,7 +266,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     def caller(key: ApiKey | None = Depends(authenticated), x_engram_namespace: str | None = Header(None),
                namespace: str | None = Query(None, description="the namespace, for a key with several")) -> Caller:
         """The namespace this request acts in, and its key (None on an open server)."""
-        return resolve(key, x_engram_namespace or namespace)
+        return resolve(key, utf8_header(x_engram_namespace) or namespace)
 
     def need(role: str) -> Any:
         def check(who: Caller = Depends(caller)) -> str:

@@ -78,4 +78,15 @@ def resolve(key: ApiKey | None, wanted: str | None) -> Caller:
 
 def caller_of(keys: KeyStore, headers: Mapping[str, str], query: Mapping[str, str]) -> Caller:
     """Authenticate and resolve in one step, from a request's headers and query parameters."""
-    return resolve(authenticate(keys, headers), headers.get(NAMESPACE_HEADER) or query.get("namespace"))
+    return resolve(authenticate(keys, headers), utf8_header(headers.get(NAMESPACE_HEADER)) or query.get("namespace"))
+
+
+def utf8_header(value: str | None) -> str | None:
+    """A header as the client wrote it: HTTP hands over bytes, the server reads them as
+    ISO-8859-1, and a UTF-8 namespace (``中文``) must not become ``ä¸\xadæ\x96\x87``."""
+    if value is None:
+        return None
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return value

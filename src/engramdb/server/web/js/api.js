@@ -31,7 +31,6 @@ function headers(json) {
   const out = { Accept: "application/json" };
   if (json) out["Content-Type"] = "application/json";
   if (session.key) out.Authorization = `Bearer ${session.key}`;
-  if (session.namespace) out["X-Engram-Namespace"] = session.namespace;
   return out;
 }
 
@@ -46,9 +45,12 @@ export function query(params) {
 }
 
 export async function api(method, path, { body, params } = {}) {
+  // The namespace goes in the query, not the X-Engram-Namespace header: a browser sends only
+  // ISO-8859-1 in headers, and a namespace may be Chinese.
+  const scoped = session.namespace ? { namespace: session.namespace, ...(params || {}) } : params;
   let response;
   try {
-    response = await fetch(path + query(params), {
+    response = await fetch(path + query(scoped), {
       method, headers: headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body),
       credentials: "omit", cache: "no-store",
     });
