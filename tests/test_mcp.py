@@ -76,6 +76,11 @@ def test_mcp_tools_end_to_end(tmp_path: Path) -> None:
         typed = await session.call_tool("memory_search", {"query": "x", "k": "abc"})
         assert typed.is_error and typed.content[0].text.startswith("memory_search: k: Input should be a valid integer")
         assert "\n" not in typed.content[0].text and "pydantic" not in typed.content[0].text
+        for loose in ({"k": True}, {"k": "3"}, {"limit": "1"}, {"context": 1.5}):  # strict, as over HTTP
+            coerced = await session.call_tool("memory_search", {"query": "x", **loose})
+            assert coerced.is_error and coerced.content[0].text.startswith(f"memory_search: {next(iter(loose))}:")
+        both = await session.call_tool("memory_search", {"query": "vault", "q": "other"})
+        assert both.is_error and "query and q name the same argument" in both.content[0].text
         meta = await session.call_tool("memory_add", {"text": "x", "metadata": "notadict"})
         assert meta.is_error and meta.content[0].text.startswith("memory_add: metadata:")
         for extra in ({"bogus": 1}, {"namespace": "bob"}):

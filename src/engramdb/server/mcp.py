@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, get_type_hints
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from ..errors import EngramError, InputError
 from ..memory import Memory
@@ -60,16 +60,35 @@ class EngramMCPServer(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.arguments: dict[str, list[str]] = {}  # tool name -> the arguments it takes
+        self.types: dict[str, dict[str, TypeAdapter[Any]]] = {}  # tool name -> argument -> its type, strict
+        self.aliases: dict[str, list[tuple[str, ...]]] = {}  # tool name -> groups of names for one argument
 
-    def register(self, name: str, fn: Callable[..., Any]) -> None:
-        """Record the arguments tool `name` takes (its function's, without the context)."""
+    def register(self, name: str, fn: Callable[..., Any], aliases: Sequence[tuple[str, ...]] = ()) -> None:
+        """Record the arguments tool `name` takes (its function's, without the context), their
+        types, and which of them name the same thing (``query`` / ``q``)."""
+        hints = get_type_hints(fn)
         self.arguments[name] = [p for p in inspect.signature(fn).parameters if p != "ctx"]
+        self.types[name] = {p: TypeAdapter(hints[p]) for p in self.arguments[name] if p in hints}
+        self.aliases[name] = list(aliases)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         takes = self.arguments.get(name)
         unknown = sorted(set(arguments or {}) - set(takes)) if takes is not None else []
         if unknown:
             raise ToolError(f"{name} takes no argument {unknown[0]!r} (it takes {', '.join(takes or [])})")
+        for group in self.aliases.get(name, []):
+            given = [a for a in group if (arguments or {}).get(a) is not None]
+            if len(given) > 1:
+                raise ToolError(f"{name}: {' and '.join(given)} name the same argument; give one")
+        for argument, value in (arguments or {}).items():
+            adapter = self.types.get(name, {}).get(argument)
+            if adapter is None:
+                continue
+            try:  # strict, as the HTTP API: k=true or k="3" is a mistake, not 1 or 3
+                adapter.validate_python(value, strict=True)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise ToolError(f"{name}: {argument}: {first.get('msg', 'invalid')}") from None
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -187,5 +206,6 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
 
     for tool in (memory_search, memory_add, memory_list, memory_get, memory_update, memory_delete, memory_history,
                  memory_add_turn):
-        server.register(tool.__name__, tool)
+        server.register(tool.__name__, tool, aliases=[("query", "q"), ("k", "top_k", "limit")]
+                        if tool is memory_search else ())
     return server
