@@ -195,6 +195,19 @@ def test_a_server_with_keys_stays_closed_when_they_are_revoked_or_lost(server: R
     assert server.memory.count(namespace="alice") == 1
 
 
+def test_a_loopback_server_answers_only_requests_addressed_to_loopback(server: Running) -> None:
+    with server.client() as http:
+        assert http.get("/v1/memories").status_code == 200
+        assert http.get("/v1/memories", headers={"Host": f"localhost:{server.port}"}).status_code == 200
+        rebound = http.get("/v1/memories", headers={"Host": f"attacker.example:{server.port}"})
+        assert error(rebound) == (403, "forbidden") and "loopback" in rebound.json()["error"]["message"]
+        cross = http.post("/v1/memories", json={"text": "injected"}, headers={"Origin": "http://attacker.example"})
+        assert error(cross) == (403, "forbidden")
+        same = http.post("/v1/memories", json={"text": "from the page"}, headers={"Origin": server.url})
+        assert same.status_code == 200
+    assert [e.text for e in server.memory.list()] == ["from the page"]
+
+
 def test_keys_created_at_once_are_all_kept(tmp_path: Path) -> None:
     path = tmp_path / "k.keys.json"
     made: list[str] = []

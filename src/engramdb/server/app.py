@@ -33,6 +33,7 @@ from ..schema import (
 from ..store.base import Filters
 from .auth import ApiError, Caller, authenticate, caller_of, resolve, utf8_header
 from .body_limit import BodyLimit
+from .loopback_guard import LoopbackGuard, is_loopback_address
 from .keys import ApiKey, KeyStore
 
 STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
@@ -256,6 +257,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         return JSONResponse({"error": {"code": "invalid_request", "message": message}}, status_code=422)
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)  # declared or chunked (body_limit.py)
+    if is_loopback_address(host):
+        app.add_middleware(LoopbackGuard, bound=host)  # DNS rebinding, cross-site posts (loopback_guard.py)
 
     def authenticated(authorization: str | None = Header(None),
                       x_api_key: str | None = Header(None)) -> ApiKey | None:
