@@ -92,6 +92,9 @@ class Filters:
                   "entity": "entities", "entities": "entities", "keyword": "keywords", "keywords": "keywords"}
         if not isinstance(key, str):
             raise ValueError(f"unknown filter {key!r}; valid filters: {', '.join(FILTER_KEYS)}")
+        if isinstance(value, str) and not value.strip() and not key.startswith("metadata"):
+            # `--filter since=` would otherwise be no filter at all, silently
+            raise ValueError("needs a value, not an empty string")
         if key in plural:
             values = [value] if isinstance(value, str) else value
             getattr(self, plural[key]).extend(check_str_list(values, "value"))
@@ -207,8 +210,12 @@ class Store(Protocol):
 
 
 def _is_bare_date(value: Any) -> bool:
-    """A day without a time ("2024-03-14" or a `date`): `until` it means to that day's end."""
+    """A day without a time ("2024-03-14", ISO's basic "20240314", or a `date`): `until` it
+    means to that day's end."""
     if isinstance(value, date) and not isinstance(value, datetime):
         return True
-    return isinstance(value, str) and len(value) == 10 and value[4] == "-" and value[7] == "-" \
-        and value.replace("-", "").isdigit()
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    return (len(text) == 10 and text[4] == "-" and text[7] == "-" and text.replace("-", "").isdigit()) or \
+        (len(text) == 8 and text.isdigit())
