@@ -83,6 +83,20 @@ def test_errors_are_one_line_with_nonzero_exit(run, tmp_path: Path):
     assert result.exit_code != 0
 
 
+def test_a_failed_import_into_a_new_path_leaves_no_store_behind(tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok"}\n{"text": 3}\n', encoding="utf-8")
+    db = tmp_path / "new.db"
+    result = CliRunner().invoke(main, ["--db", str(db), "import", str(bad)])
+    assert result.exit_code == 1 and "bad.jsonl:2" in result.output
+    assert not list(tmp_path.glob("new.db*"))
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"text": "kept"}\n', encoding="utf-8")
+    assert CliRunner().invoke(main, ["--db", str(db), "import", str(good)]).exit_code == 0
+    assert CliRunner().invoke(main, ["--db", str(db), "import", str(bad)]).exit_code == 1
+    assert db.exists()  # a store with entries is never removed
+
+
 def test_search_on_missing_store_is_a_clear_error(tmp_path: Path):
     result = CliRunner().invoke(main, ["--db", str(tmp_path / "none.db"), "search", "hello"])
     assert result.exit_code == 1 and "no store at" in result.output

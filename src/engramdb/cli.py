@@ -21,7 +21,7 @@ from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
 from .model import Entry, Source
 from .store.base import Filters
-from .store.open import can_write, store_exists
+from .store.open import backend_of, can_write, store_exists
 from .schema import MODELS, json_schema, to_wire
 from .cli_lifecycle import parse_meta
 
@@ -73,8 +73,19 @@ def _memory(ctx: click.Context, must_exist: bool = False, reads_only: bool = Fal
     if must_exist and not store_exists(opts["db"]):
         raise EngramError(f"no store at {opts['db']} (import something first, or pass --db)")
     read_only = reads_only and not can_write(opts["db"])
-    with Memory(opts["db"], namespace=opts["namespace"], embedder=opts["embedder"], read_only=read_only) as mem:
-        yield mem
+    created = backend_of(opts["db"]) == "sqlite" and not store_exists(opts["db"])
+    left_empty = False
+    try:
+        with Memory(opts["db"], namespace=opts["namespace"], embedder=opts["embedder"], read_only=read_only) as mem:
+            try:
+                yield mem
+            except BaseException:
+                left_empty = created and not mem.store.namespaces()
+                raise
+    finally:
+        if left_empty:  # a command that failed on a store it created leaves no empty file behind
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(Path(opts["db"]).expanduser()) + suffix).unlink(missing_ok=True)
 
 
 @contextmanager
