@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engramdb import Filters, InputError
+from engramdb import Entry, Filters, InputError
 from engramdb.pipeline.presets import PRESET_NAMES, load_preset
 
 
@@ -147,6 +147,10 @@ def test_until_a_bare_date_includes_that_whole_day(mem) -> None:  # type: ignore
         assert [e.text for e in mem.list(filters={"until": until}).results] == ["noon on the 14th"]
         assert [h.entry.text for h in mem.search("noon", k=5, filters={"until": until})] == ["noon on the 14th"]
     assert mem.list(filters={"until": "2024-03-14T11:00:00Z"}).results == []  # a time is that instant
+    [period] = mem.add([Entry(text="the spring exhibition", timestamp="2024-04-01", timestamp_end="2024-07-01")])
+    assert period in [e.id for e in mem.list(filters={"since": "2024-05-15"}).results]  # it overlaps
+    assert period in [h.id for h in mem.search("spring exhibition", k=5, filters={"since": "2024-05-15"})]
+    assert period not in [e.id for e in mem.list(filters={"since": "2024-07-01"}).results]  # over by then
     for key in ("since", "until", "location", "kind"):  # an empty value is a mistake, not no filter
         with pytest.raises(InputError, match=f"filter {key}: needs a value"):
             mem.list(filters={key: ""})

@@ -62,8 +62,9 @@ def where_clause(namespace: str | None, f: Filters, dialect: SQLDialect = SQLITE
         add(f"lower(e.location) = {mark}", [f.location.strip().lower()])
     if f.topic:
         add(f"lower(e.topic) = {mark}", [f.topic.strip().lower()])
-    if f.since:
-        add(f"e.ts >= {mark}", [timestamp_epoch(f.since)])
+    if f.since:  # an entry about a period counts while the period lasts (its end is exclusive)
+        since = timestamp_epoch(f.since)
+        add(f"(e.ts >= {mark} OR e.ts_end > {mark})", [since, since])
     if f.until:
         add(f"e.ts <= {mark}", [timestamp_epoch(f.until)])
     for column in ("doc_id", "path", "session_id", "turn_id", "speaker"):
