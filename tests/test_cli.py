@@ -152,3 +152,15 @@ def test_presets_lists_checks_and_shows(tmp_path: Path):
     mine.write_text('[channels.lexical]\nk = 5\n[pipeline]\nstages = ["gate", "recall", "fuse"]\n')
     bad = runner.invoke(main, ["presets", str(mine)])
     assert bad.exit_code == 1 and "error: preset 'mine': pipeline.stages: 'gate' must come after 'fuse'" in bad.output
+
+
+def test_update_sets_every_field_memory_update_does(run):
+    entry_id = run("add", "The spring exhibition opens.").output.strip()
+    done = run("update", entry_id, "--timestamp", "2024-04-01", "--timestamp-end", "2024-07-01", "--location", "Oslo",
+               "--topic", "art", "--entity", "National Museum", "--json")
+    assert done.exit_code == 0, done.output
+    entry = json.loads(done.output)
+    assert (entry["timestamp_end"], entry["location"], entry["topic"], entry["entities"]) == \
+        ("2024-07-01T00:00:00+00:00", "Oslo", "art", ["National Museum"])
+    cleared = json.loads(run("update", entry_id, "--timestamp-end", "", "--location", "", "--json").output)
+    assert (cleared["timestamp_end"], cleared["location"], cleared["topic"]) == (None, None, "art")

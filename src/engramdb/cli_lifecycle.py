@@ -37,13 +37,19 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
                   help="Metadata (repeatable); replaces the entry's metadata whole.")
     @click.option("--person", "persons", multiple=True, help="Replace the persons (repeatable).")
     @click.option("--keyword", "keywords", multiple=True, help="Replace the keywords (repeatable).")
+    @click.option("--entity", "entities", multiple=True, help="Replace the entities (repeatable).")
+    @click.option("--location", default=None, help="New location ('' clears it).")
+    @click.option("--topic", default=None, help="New topic ('' clears it).")
     @click.option("--timestamp", default=None, help="New event time, ISO 8601.")
+    @click.option("--timestamp-end", "timestamp_end", default=None, metavar="ISO",
+                  help="New end of the period the entry is about, exclusive ('' clears it).")
     @click.option("--expires", default=None, metavar="ISO", help="New expiry time ('' clears it).")
     @click.option("--actor", default=None, help="Who makes the change (recorded in the history).")
     @click.option("--json", "as_json", is_flag=True, help="Print the updated entry as JSON.")
     @click.pass_context
     def update(ctx: click.Context, entry_id: str, text: str | None, meta: tuple[str, ...], persons: tuple[str, ...],
-               keywords: tuple[str, ...], timestamp: str | None, expires: str | None, actor: str | None,
+               keywords: tuple[str, ...], entities: tuple[str, ...], location: str | None, topic: str | None,
+               timestamp: str | None, timestamp_end: str | None, expires: str | None, actor: str | None,
                as_json: bool) -> None:
         """Change an entry in place (same id); the old version stays in its history."""
         changes: dict[str, Any] = {}
@@ -55,12 +61,18 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
             changes["persons"] = list(persons)
         if keywords:
             changes["keywords"] = list(keywords)
+        if entities:
+            changes["entities"] = list(entities)
+        for name, value in (("location", location), ("topic", topic), ("timestamp_end", timestamp_end)):
+            if value is not None:
+                changes[name] = value or None
         if timestamp is not None:
             changes["timestamp"] = timestamp
         if expires is not None:
             changes["expires_at"] = expires or None
         if not changes:
-            raise click.UsageError("give at least one of --text, --meta, --person, --keyword, --timestamp, --expires")
+            raise click.UsageError("give at least one of --text, --meta, --person, --keyword, --entity, --location, "
+                                   "--topic, --timestamp, --timestamp-end, --expires")
         with open_memory(ctx, must_exist=True) as mem:
             entry = mem.update(entry_id, actor=actor, **changes)
         if as_json:
