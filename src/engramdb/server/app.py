@@ -247,9 +247,10 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        if first.get("type") == "json_invalid":
+        if first.get("type") == "json_invalid":  # not JSON at all: 400, as a body that is not UTF-8
             message = f"the body is not valid JSON ({first.get('ctx', {}).get('error', 'cannot parse it')})"
-        elif first.get("type") == "missing" and not where:
+            return JSONResponse({"error": {"code": "bad_input", "message": message}}, status_code=400)
+        if first.get("type") == "missing" and not where:
             message = "the request needs a JSON object body"
         else:
             said = str(first.get("msg", "invalid")).removeprefix("Value error, ")
