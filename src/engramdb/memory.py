@@ -195,9 +195,10 @@ class Memory:
 
         Plain strings become entries of ``kind``. Entries already stored unchanged are
         skipped (re-adding is a no-op). Adding an entry that is stored already (the same text,
-        kind and source) adds what the new one says and keeps the rest: tags, metadata keys,
-        times and expiry it leaves empty keep their stored values, and ``created_at`` stays;
-        use `update` to replace or clear a field. All items are validated first, so a bad item raises
+        kind and source) adds what the new one says and keeps the rest: its tags join the
+        stored ones, metadata keys are merged, times and expiry it leaves empty keep their
+        stored values, ``created_at`` stays, and a text corrected by `update` since stays
+        corrected; use `update` to replace or clear a field. All items are validated first, so a bad item raises
         `InputError` before anything is written; then each batch of ``batch_size`` is one
         transaction. Everything is written to ``namespace`` (default: this Memory's); an
         entry naming another namespace is refused. An ``id`` is the entry's name within its

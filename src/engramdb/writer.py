@@ -55,8 +55,9 @@ class Writer:
         leave one version or the other, never a mix. Returns (written, unchanged, removed).
         Embedding happens before the transaction opens, so a slow model never holds the
         write lock; a changed entry whose text is the same keeps its stored vector.
-        With ``keep_stored_fields`` (`Memory.add`), an entry stored already keeps each field
-        the new one leaves empty, and its ``created_at``: a re-add adds, it never clears.
+        With ``keep_stored_fields`` (`Memory.add`, the JSONL and notes importers), an entry
+        stored already keeps what the new one does not say (`with_stored_fields`): a re-add
+        adds, it never clears.
         ``removes`` names further ids the batch takes the place of (deleted in its transaction,
         counted as removed): what an earlier version stored under another identity.
         ``reinstates`` names ids that stop being superseded (a stored entry is otherwise never
