@@ -143,7 +143,7 @@ def test_until_a_bare_date_includes_that_whole_day(mem) -> None:  # type: ignore
 
     mem.add([{"text": "noon on the 14th", "timestamp": "2024-03-14T12:00:00Z"},
              {"text": "midnight starting the 15th", "timestamp": "2024-03-15T00:00:00Z"}])
-    for until in ("2024-03-14", "20240314", date(2024, 3, 14)):
+    for until in ("2024-03-14", "20240314", " 2024-03-14 ", date(2024, 3, 14)):
         assert [e.text for e in mem.list(filters={"until": until}).results] == ["noon on the 14th"]
         assert [h.entry.text for h in mem.search("noon", k=5, filters={"until": until})] == ["noon on the 14th"]
     assert mem.list(filters={"until": "2024-03-14T11:00:00Z"}).results == []  # a time is that instant

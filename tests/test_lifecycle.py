@@ -122,6 +122,10 @@ def test_an_old_truth_that_holds_again_is_reinstated_not_hidden(mem: Memory) -> 
     assert mem.get(lisbon)[0].superseded_by == berlin
     assert mem.count() == 1 and [h.id for h in mem.search("Where does Alice live?", k=3)] == [berlin]
     assert [e.event for e in mem.history(berlin)] == ["ADD", "UPDATE", "UPDATE"]
+    # Over more than one step: Berlin, Lisbon, Porto, then Berlin again.
+    [porto] = mem.add("Alice moved to Porto.", supersedes=[berlin])
+    mem.add("Alice lives in Berlin.", supersedes=[porto])
+    assert mem.count() == 1 and [h.id for h in mem.search("Where does Alice live?", k=3)] == [berlin]
 
 
 def test_adding_or_importing_the_source_again_keeps_an_update(mem: Memory, tmp_path: Path) -> None:

@@ -61,6 +61,9 @@ def test_re_adding_a_stored_text_keeps_what_the_new_one_leaves_out(mem: Memory):
     mem.add(Entry(text="Dana prefers aisle seats.", keywords=["seats"], persons=["Eve"]))
     stored = mem.get(first)[0]  # more tags add to the stored ones
     assert (stored.keywords, stored.persons) == (["travel", "seats"], ["Dana", "Eve"])
+    mem.add(Entry(text="Dana prefers aisle seats.", keywords=["Travel"], persons=["dana"]))
+    stored = mem.get(first)[0]  # one of each, whatever its case
+    assert (stored.keywords, stored.persons) == (["travel", "seats"], ["Dana", "Eve"])
     assert mem.update(first, metadata={}).metadata == {}  # clearing a field is an update
     [dup, _] = mem.add([Entry(text="Batch duplicate.", keywords=["k1"]), "Batch duplicate."])
     assert mem.get(dup)[0].keywords == ["k1"]  # twice in one batch: the plain one adds nothing, clears nothing

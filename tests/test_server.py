@@ -203,9 +203,14 @@ def test_a_loopback_server_answers_only_requests_addressed_to_loopback(server: R
         assert error(rebound) == (403, "forbidden") and "loopback" in rebound.json()["error"]["message"]
         cross = http.post("/v1/memories", json={"text": "injected"}, headers={"Origin": "http://attacker.example"})
         assert error(cross) == (403, "forbidden")
+        sandboxed = http.post("/v1/memories", json={"text": "injected"}, headers={"Origin": "null"})
+        assert error(sandboxed) == (403, "forbidden")  # a sandboxed frame or a local file
         same = http.post("/v1/memories", json={"text": "from the page"}, headers={"Origin": server.url})
         assert same.status_code == 200
     assert [e.text for e in server.memory.list()] == ["from the page"]
+    secret, _ = server.keys.create(["default"], "read")  # with keys, a proxy may forward its own name
+    with server.client(secret) as proxied:
+        assert proxied.get("/v1/memories", headers={"Host": "memory.example.org"}).status_code == 200
 
 
 def test_keys_created_at_once_are_all_kept(tmp_path: Path) -> None:

@@ -86,9 +86,9 @@ def supersede(writer: "Writer", entry: Entry, old_ids: Sequence[str], namespace:
     """Store `entry` (normalised) and mark `old_ids` superseded by it, in one transaction.
 
     An entry stored already (the same text: an old truth that holds again, "Alice lives in
-    Berlin" after Lisbon) is reinstated: it keeps the fields the new one leaves empty, as
-    `add` does, and stops being superseded by the entries it now supersedes (no cycle in
-    which each hides the other)."""
+    Berlin" after Lisbon, or after Lisbon and Porto) is reinstated: it keeps what the new one
+    does not say, as `add` does, and is no longer superseded (no cycle in which each hides
+    the other)."""
     olds = writer.store.get(namespace, list(dict.fromkeys(old_ids)))
     missing = sorted(set(old_ids) - {e.id for e in olds})
     if missing:
@@ -97,9 +97,9 @@ def supersede(writer: "Writer", entry: Entry, old_ids: Sequence[str], namespace:
         raise InputError("an entry cannot supersede itself")
     stored = writer.store.get(namespace, [entry.id]) if entry.id else []
     reinstated: list[str] = []
-    if stored:
+    if stored:  # the caller names it the truth now, whatever superseded it on the way
         entry = with_stored_fields(entry, stored[0])
-        if stored[0].superseded_by in old_ids:
+        if stored[0].superseded_by is not None:
             reinstated.append(entry.id or "")
     new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *old_ids])))
     marked = [dataclasses.replace(old, superseded_by=new.id) for old in olds]

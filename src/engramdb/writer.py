@@ -115,7 +115,12 @@ def with_stored_fields(entry: Entry, stored: Entry, created: bool = True) -> Ent
     merged = copy.copy(entry)
     if stored.text != entry.text and entry.id == stable_id(entry.namespace or "", entry.kind, entry.source, entry.text):
         merged.text = stored.text
-    for name in ("persons", "entities", "keywords", "derived_from", "supersedes"):
+    for name in ("persons", "entities", "keywords"):  # one of each, whatever its case (as one add keeps)
+        first: dict[str, str] = {}
+        for value in [*getattr(stored, name), *getattr(entry, name)]:
+            first.setdefault(value.casefold(), value)
+        setattr(merged, name, list(first.values()))
+    for name in ("derived_from", "supersedes"):
         setattr(merged, name, list(dict.fromkeys([*getattr(stored, name), *getattr(entry, name)])))
     for name in ("location", "topic", "expires_at"):
         if getattr(entry, name) is None:

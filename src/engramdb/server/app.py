@@ -259,7 +259,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)  # declared or chunked (body_limit.py)
     if is_loopback_address(host):
-        app.add_middleware(LoopbackGuard, bound=host)  # DNS rebinding, cross-site posts (loopback_guard.py)
+        app.add_middleware(LoopbackGuard, bound=host, keys=keys)  # DNS rebinding, cross-site posts (loopback_guard.py)
 
     def authenticated(authorization: str | None = Header(None),
                       x_api_key: str | None = Header(None)) -> ApiKey | None:

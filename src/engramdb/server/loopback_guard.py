@@ -1,4 +1,4 @@
-"""DNS-rebinding and cross-site guard for a server bound to loopback.
+"""DNS-rebinding and cross-site guard for an open server bound to loopback.
 
 A server on 127.0.0.1 may run open (no keys). A web page the user visits elsewhere can still
 reach it: through a DNS name that resolves to 127.0.0.1 (rebinding: the request's ``Host`` is
@@ -44,8 +44,8 @@ def _hostname(value: str) -> str | None:
 class LoopbackGuard:
     """ASGI middleware: 403 for a request whose ``Host`` or ``Origin`` is not loopback."""
 
-    def __init__(self, app: Any, bound: str) -> None:
-        self.app = app
+    def __init__(self, app: Any, bound: str, keys: Any = None) -> None:
+        self.app, self.keys = app, keys
         self.names = LOOPBACK_NAMES | {bound.strip("[]").lower()}
 
     def allowed(self, headers: dict[bytes, bytes]) -> bool:
@@ -53,12 +53,16 @@ class LoopbackGuard:
         if host is not None and _hostname(host.decode("latin-1")) not in self.names:
             return False
         origin = headers.get(b"origin")
-        if origin is not None and origin != b"null" and _hostname(origin.decode("latin-1")) not in self.names:
+        # "null" is a sandboxed frame's or a local file's origin: a page, but not this server's
+        if origin is not None and _hostname(origin.decode("latin-1")) not in self.names:
             return False
         return True
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not self.allowed(dict(scope.get("headers") or [])):
+        # With keys every request must bring one (a header no other site's page can add), so
+        # the guard is for the open server; a keyed one may sit behind a proxy on another name.
+        guarded = self.keys is None or not self.keys.configured()
+        if scope["type"] == "http" and guarded and not self.allowed(dict(scope.get("headers") or [])):
             response = JSONResponse({"error": {"code": "forbidden", "message": (
                 "this server listens on loopback and answers only requests addressed to it there "
                 "(Host and Origin must be localhost, 127.0.0.1 or [::1])")}}, status_code=403)

@@ -100,7 +100,8 @@ class Filters:
             getattr(self, plural[key]).extend(check_str_list(values, "value"))
         elif key in ("since", "until"):
             if key == "until" and _is_bare_date(value):
-                value = f"{value.isoformat() if isinstance(value, date) else value}T23:59:59"  # the whole day (times are kept to the second)
+                day = value.isoformat() if isinstance(value, date) else str(value).strip()
+                value = f"{day}T23:59:59"  # the whole day (times are kept to the second)
             setattr(self, key, normalize_timestamp(value, "value"))
         elif key in ("location", "topic", "doc_id", "path", "session_id", "turn_id", "speaker"):
             if isinstance(value, (int, float)) and not isinstance(value, bool):

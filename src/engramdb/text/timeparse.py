@@ -123,9 +123,11 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(?:周|星期|礼拜)([一二三四五六日天])"), "weekday_zh"),
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(周|星期|礼拜|月)|(去年|今年|明年|前年)"), "rel_unit_zh"),
     # A month alone ("12月", "十二月份"): as "in December", the latest such month up to ref. Last,
-    # so a date, "3个月前" or "下个月" has claimed its characters first.
-    (re.compile(r"(?<![\d零一二两三四五六七八九十年个每])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月份?(?![\d日号])"),
-     "month_only_zh"),
+    # so a date, "3个月前" or "下个月" has claimed its characters first. Spelled in numerals it must
+    # end there ("五月份", "五月的", "五月。"), not run into a word: 五月天 is a band, 一月一次 a rate.
+    (re.compile(r"(?<![\d零一二两三四五六七八九十年个每第])(1[0-2]|0?[1-9])月份?(?![\d日号天次])"), "month_only_zh"),
+    (re.compile(r"(?<![\d零一二两三四五六七八九十年个每第])(十[一二]?|[一二三四五六七八九])月"
+                r"(?:份|(?=[的初底末中里间，。？！、；：,.?!;:\s]|$))"), "month_only_zh"),
 ]
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
