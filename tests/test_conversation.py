@@ -37,6 +37,7 @@ RESTATEMENTS = [
     ("On June 2nd we met.", "On 2 June 2023 we met.", "2023-06-02"),
     ("I went there in the last week.", "I went there in the week of 1 May 2023.", "2023-05-01"),
     ("我4月12日去了北京。", "我2023年4月12日去了北京。", "2023-04-12"),
+    ("Kim昨天去了北京。", "Kim 2023年5月7日去了北京。", "2023-05-07"),  # a Latin name and the year apart
     ("他12月去了北京。", "他12月去了北京。", None),  # a month alone may be past or future: kept
 ]
 

@@ -151,6 +151,8 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
                 before = before[: m.start()]
             if not before.strip() or before.rstrip().endswith((".", "!", "?")):
                 phrase = phrase[0].upper() + phrase[1:]
+            if before[-1:].isascii() and before[-1:].isalnum() and phrase[:1].isdigit():
+                before += " "  # "Kim 2024年1月1日…", not "Kim2024年…": the name and the year apart
             pieces.append(before + phrase)
         else:
             pieces.append(out[:at] + phrase)
