@@ -109,6 +109,20 @@ def test_mcp_endpoint_refuses_requests_without_a_valid_key(server: Running) -> N
         assert wrong_ns.status_code == 403
 
 
+def test_mcp_open_refuses_other_hosts_and_keyed_accepts_a_proxy_name(server: Running) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        assert http.post("/mcp", json=body, headers=headers).status_code == 200
+        for bad in ({"Host": "attacker.example"}, {"Origin": "http://attacker.example"}, {"Origin": "null"}):
+            refused = http.post("/mcp", json=body, headers=headers | bad)
+            assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden", bad
+        secret, _ = server.keys.create(["alice"], "read")
+        proxied = http.post("/mcp", json=body, headers=headers | {"Host": "memory.example.org",
+                                                                  "Authorization": f"Bearer {secret}"})
+        assert proxied.status_code == 200 and "memory_search" in proxied.text
+
+
 def test_mcp_over_http_on_an_open_loopback_server_uses_the_named_namespace(server: Running) -> None:
     async def script(session: ClientSession) -> None:
         call_json(await session.call_tool("memory_add", {"text": "Carol's open note."}))

@@ -196,11 +196,17 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     limits = limits or Limits()
     mcp_server = None
     if mcp:
+        from mcp.server.transport_security import TransportSecuritySettings
+
         from .mcp import build_server
 
         mcp_server = build_server(memory, keys=keys, max_k=limits.max_k)
+        # The app's own guard (LoopbackGuard, below) checks Host and Origin for /mcp as for /v1:
+        # on an open loopback server only, so a keyed one may sit behind a proxy, /mcp included.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False) \
+            if is_loopback_address(host) else None
         mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
-                                                    json_response=True, host=host,
+                                                    json_response=True, host=host, transport_security=security,
                                                     max_request_body_size=limits.max_body_bytes).routes
 
     @contextlib.asynccontextmanager
