@@ -95,6 +95,31 @@ def test_restoring_a_dump_over_later_changes_logs_what_it_changed(store_target: 
         assert [e.event for e in fresh.history(lisbon)] == ["ADD"]
 
 
+def test_a_copy_keeps_each_turn_in_its_place(new_store, tmp_path: Path) -> None:
+    """A turn edited after it was written keeps its place in its session in an export restored
+    elsewhere (and in a migrated copy: both read the store in its order)."""
+    from engramdb.migrate import migrate_stores
+
+    first = new_store("a")
+    with Memory(first, embedder="minilm") as mem:
+        mem.add_conversation([("Ann", "I planted tulips."), ("Ben", "Which colour?"), ("Ann", "Red ones.")],
+                             session_id="garden", session_time="2024-04-01T09:00:00", extractor="none")
+        ids = mem.store.ids("default", Filters(session_id="garden", kinds=["turn"]))
+        mem.update(ids[1], text="Ben: Which colour did you pick?")
+        want = [e.text for e in mem.get(mem.store.ids("default", Filters(session_id="garden", kinds=["turn"])))]
+        dump = tmp_path / "garden.jsonl"
+        dump.write_text("".join(json.dumps(line) + "\n" for line in mem.export()))
+    assert want[1] == "Ben: Which colour did you pick?"
+    with Memory(new_store("b"), embedder="minilm") as copy:
+        copy.import_path(dump)
+        got = [e.text for e in copy.get(copy.store.ids("default", Filters(session_id="garden", kinds=["turn"])))]
+    assert got == want
+    with Memory(first, embedder="minilm") as source, Memory(new_store("c"), embedder="minilm") as target:
+        migrate_stores(source.store, target.store)
+        moved = [e.text for e in target.get(target.store.ids("default", Filters(session_id="garden", kinds=["turn"])))]
+    assert moved == want
+
+
 def test_export_into_another_namespace_and_errors(tmp_path: Path) -> None:
     source = tmp_path / "source.db"
     build(source)

@@ -304,13 +304,21 @@ class SQLiteStore:
                 for seq, event, at, actor, old, new in rows]
 
     def iter_entries(self, namespace: str | None) -> Iterator[Entry]:
-        """Every entry of `namespace` (None: all), in insertion order, streamed (constant memory)."""
-        where, params = ("WHERE namespace = ? ", [namespace]) if namespace is not None else ("", [])
+        """Every entry of `namespace` (None: all), in the store's order — where each was first
+        written (`PLACE`), so a copy written in this order keeps each turn's place in its
+        session — streamed (the rows are read one by one; only their rowids are sorted)."""
+        where, params = ("WHERE e.namespace = ? ", [namespace]) if namespace is not None else ("", [])
         conn = self._db.snapshot()
         try:
             conn.execute("BEGIN")  # one snapshot for the whole stream, whatever others write
-            for (data,) in conn.execute(f"SELECT data FROM entries {where}ORDER BY rowid", params):
-                yield decode_entry(data)
+            order = [r for (r,) in conn.execute(f"SELECT e.rowid FROM entries e {where}ORDER BY {PLACE}, e.rowid",
+                                                  params)]
+            for start in range(0, len(order), 500):
+                chunk = order[start : start + 500]
+                rows: dict[Any, Any] = {r: d for r, d in conn.execute(
+                    f"SELECT rowid, data FROM entries WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)}
+                for rowid in chunk:
+                    yield decode_entry(rows[rowid])
         except apsw.Error as exc:  # raised while streaming: past the method's own mapping
             raise map_driver_error(exc, self.path) from exc
         finally:

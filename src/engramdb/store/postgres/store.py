@@ -354,8 +354,9 @@ class PostgresStore:
             conn.close()
 
     def iter_entries(self, namespace: str | None) -> Iterator[Entry]:
-        where, params = ("WHERE namespace = %s ", [namespace]) if namespace is not None else ("", [])
-        for (data,) in self._stream(f"SELECT data FROM entries {where}ORDER BY rowid", params):
+        """Every entry, in the store's order (`PLACE`), as `SQLiteStore.iter_entries`."""
+        where, params = ("WHERE e.namespace = %s ", [namespace]) if namespace is not None else ("", [])
+        for (data,) in self._stream(f"SELECT e.data FROM entries e {where}ORDER BY {PLACE}, e.rowid", params):
             yield decode_entry(data)
 
     def iter_history(self, namespace: str | None) -> Iterator[dict[str, Any]]:
