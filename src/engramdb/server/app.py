@@ -33,7 +33,8 @@ from ..schema import (
 from ..store.base import Filters
 from .auth import ApiError, Caller, authenticate, caller_of, resolve, utf8_header
 from .body_limit import BodyLimit
-from .loopback_guard import LoopbackGuard, is_loopback_address
+from .addresses import is_loopback
+from .loopback_guard import LoopbackGuard
 from .keys import ApiKey, KeyStore
 
 STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
@@ -204,7 +205,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         # The app's own guard (LoopbackGuard, below) checks Host and Origin for /mcp as for /v1:
         # on an open loopback server only, so a keyed one may sit behind a proxy, /mcp included.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False) \
-            if is_loopback_address(host) else None
+            if is_loopback(host) else None
         mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
                                                     json_response=True, host=host, transport_security=security,
                                                     max_request_body_size=limits.max_body_bytes).routes
@@ -264,7 +265,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         return JSONResponse({"error": {"code": "invalid_request", "message": message}}, status_code=422)
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)  # declared or chunked (body_limit.py)
-    if is_loopback_address(host):
+    if is_loopback(host):
         app.add_middleware(LoopbackGuard, bound=host, keys=keys)  # DNS rebinding, cross-site posts (loopback_guard.py)
 
     def authenticated(authorization: str | None = Header(None),

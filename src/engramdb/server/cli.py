@@ -3,29 +3,17 @@ are imported only when the server starts, so the rest of the CLI works without t
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from ..errors import EngramError
+from .addresses import is_loopback
 from .keys import ROLES, KeyStore, keys_path
 
 if TYPE_CHECKING:
     from ..memory import Memory
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        try:
-            return all(ipaddress.ip_address(info[4][0]).is_loopback for info in socket.getaddrinfo(host, None))
-        except OSError:
-            return False
 
 
 def _check_can_listen(host: str, port: int) -> None:

@@ -19,19 +19,6 @@ from starlette.responses import JSONResponse
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
-def is_loopback_address(host: str) -> bool:
-    """Whether `host` (as given to ``serve --host``) is a loopback address or ``localhost``."""
-    import ipaddress
-
-    name = host.strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 def _hostname(value: str) -> str | None:
     """The host of a ``Host`` header (``name[:port]``, ``[::1]:port``) or an origin URL."""
     try:
