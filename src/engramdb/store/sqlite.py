@@ -156,13 +156,14 @@ class SQLiteStore:
                 where, params = where_clause(namespace, scope)
                 stale = [i for (i,) in conn.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
                          if i not in (keep or set())]
-            places = inherited_places(entries, self._rows_of(conn, namespace, [*stale, *replace], PLACE_COLUMNS))
+            doomed: list[tuple[Any, ...]] = []  # what the deleted rows' places are (inherited_places)
             if stale:
-                gone = self._delete_ids(conn, namespace, stale)
+                gone = self._delete_ids(conn, namespace, stale, doomed)
                 removed = len(gone)
                 for entry_id, old in gone.items():
                     self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
-            replaced = self._delete_ids(conn, namespace, list(replace)) if replace else {}
+            replaced = self._delete_ids(conn, namespace, list(replace), doomed) if replace else {}
+            places = inherited_places(entries, doomed)
             for i, entry in enumerate(entries):
                 entry.created_at = entry.created_at or now
                 src = entry.source
@@ -207,26 +208,21 @@ class SQLiteStore:
         conn.execute("INSERT INTO history(namespace, entry_id, event, at, actor, old, new) VALUES (?,?,?,?,?,?,?)",
                      (namespace, entry_id, event, at, actor, old, new))
 
-    @staticmethod
-    def _rows_of(conn: apsw.Connection, namespace: str, ids: Sequence[str], columns: str) -> list[tuple[Any, ...]]:
-        """`columns` (alias ``e``) of the rows of `namespace` with these ids."""
-        rows: list[tuple[Any, ...]] = []
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            rows += conn.execute(f"SELECT {columns} FROM entries e WHERE e.namespace = ? AND e.id IN "
-                                 f"({','.join('?' * len(chunk))})", [namespace, *chunk]).fetchall()
-        return rows
-
-    def _delete_ids(self, conn: apsw.Connection, namespace: str, ids: list[str]) -> dict[str, str]:
-        """Delete the entries of `namespace` with these ids; returns id -> the deleted JSON."""
+    def _delete_ids(self, conn: apsw.Connection, namespace: str, ids: list[str],
+                    places: list[tuple[Any, ...]] | None = None) -> dict[str, str]:
+        """Delete the entries of `namespace` with these ids; returns id -> the deleted JSON, and
+        appends each deleted row's `PLACE_COLUMNS` to `places` when given."""
         deleted: dict[str, str] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             rows: list[tuple[Any, ...]] = conn.execute(
-                f"SELECT rowid, id, data FROM entries WHERE namespace = ? AND id IN ({marks})",
+                f"SELECT e.rowid, e.data, {PLACE_COLUMNS} FROM entries e WHERE e.namespace = ? AND e.id IN ({marks})",
                                 [namespace, *chunk]).fetchall()
-            for rowid, entry_id, data in rows:
+            for rowid, data, *place in rows:
+                entry_id = place[0]
+                if places is not None:
+                    places.append(tuple(place))
                 conn.execute("DELETE FROM lexicon WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))

@@ -24,7 +24,7 @@ from psycopg import IsolationLevel
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, utc_now
 from ..base import SCHEMA_VERSION, EntryTerms, Filters
-from ..batches import PLACE, PLACE_COLUMNS, check_batch, ids_by_namespace, inherited_places, split_by_stored
+from ..batches import PLACE, check_batch, ids_by_namespace, inherited_places, split_by_stored
 from ..channels import NAME_FIELDS
 from ..gazetteer import Gazetteer
 from ..open import redact
@@ -270,16 +270,14 @@ class PostgresStore:
                 where, params = where_clause(namespace, scope)
                 stale = [i for (i,) in cur.execute(f"SELECT e.id FROM entries e WHERE {where}", params)
                          if i not in (keep or set())]
-            doomed = [*stale, *replace]
-            places = inherited_places(entries, cur.execute(
-                f"SELECT {PLACE_COLUMNS} FROM entries e WHERE e.namespace = %s AND e.id = ANY(%s)",
-                (namespace, doomed)).fetchall() if doomed else [])
+            doomed: list[tuple[Any, ...]] = []  # what the deleted rows' places are (inherited_places)
             if stale:
-                gone = delete_rows(cur, namespace, stale)
+                gone = delete_rows(cur, namespace, stale, doomed)
                 removed = len(gone)
                 for entry_id, old in gone.items():
                     log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
-            replaced = delete_rows(cur, namespace, list(replace)) if replace else {}
+            replaced = delete_rows(cur, namespace, list(replace), doomed) if replace else {}
+            places = inherited_places(entries, doomed)
             written = insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log, places)
             for entry_id, old in replaced.items():
                 log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)

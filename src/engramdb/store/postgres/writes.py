@@ -19,6 +19,7 @@ import psycopg
 
 from ...model import Entry, timestamp_epoch
 from ..base import EntryTerms
+from ..batches import PLACE_COLUMNS
 from ..channels import name_tags, row_length, term_frequencies
 
 _STAGED_COLUMNS = ("id, namespace, kind, text, timestamp, ts, ts_end, location, topic, doc_id, path, session_id, "
@@ -103,15 +104,19 @@ def log_event(cur: psycopg.Cursor[Any], namespace: str, entry_id: str | None, ev
                 "VALUES (%s,%s,%s,%s,%s,%s,%s)", (namespace, entry_id, event, at, actor, old, new))
 
 
-def delete_rows(cur: psycopg.Cursor[Any], namespace: str, ids: list[str]) -> dict[str, str]:
+def delete_rows(cur: psycopg.Cursor[Any], namespace: str, ids: list[str],
+                places: list[tuple[Any, ...]] | None = None) -> dict[str, str]:
     """Delete these ids of `namespace` (their tags and postings cascade) and take them out of
-    the BM25 statistics and counts; returns id -> the deleted JSON."""
+    the BM25 statistics and counts; returns id -> the deleted JSON, and appends each deleted
+    row's `PLACE_COLUMNS` to `places` when given."""
     if not ids:
         return {}
-    rows = cur.execute("SELECT rowid, id, data, lex_len FROM entries WHERE namespace = %s AND id = ANY(%s) "
-                       "ORDER BY rowid", (namespace, ids)).fetchall()
+    rows = cur.execute(f"SELECT e.rowid, e.id, e.data, e.lex_len, {PLACE_COLUMNS} FROM entries e "
+                       "WHERE e.namespace = %s AND e.id = ANY(%s) ORDER BY e.rowid", (namespace, ids)).fetchall()
     if not rows:
         return {}
+    if places is not None:
+        places.extend(tuple(r[4:]) for r in rows)
     rowids = [int(r[0]) for r in rows]
     cur.execute("WITH gone AS (SELECT term, count(*) AS n FROM postings WHERE rowid = ANY(%s) GROUP BY term) "
                 "UPDATE terms t SET df = t.df - gone.n FROM gone WHERE t.term = gone.term", (rowids,))
@@ -123,4 +128,4 @@ def delete_rows(cur: psycopg.Cursor[Any], namespace: str, ids: list[str]) -> dic
     cur.execute("UPDATE lex_stats SET rows = rows - %s, total_length = CASE WHEN rows - %s <= 0 THEN 0 "
                 "ELSE total_length - %s END", (len(rowids), len(rowids), sum(float(r[3]) for r in rows)))
     cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key IN ('write_seq', 'delete_seq')")
-    return {entry_id: data for _, entry_id, data, _ in rows}
+    return {r[1]: r[2] for r in rows}
