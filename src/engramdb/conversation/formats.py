@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import InputError
 from ..jsonfile import jsonl_objects, read_json
-from .model import Conversation, Turn, as_aware, default_session_id
+from ..validation import aware_timestamp
+from .model import Conversation, Turn, default_session_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from .locomo import LocomoSample
@@ -38,7 +39,7 @@ def _time(value: Any) -> datetime | None:
     if value is not None and not isinstance(value, str):
         raise ValueError(f"timestamp must be ISO 8601 text or epoch seconds, got {type(value).__name__}")
     try:
-        return as_aware(value)
+        return aware_timestamp(value)
     except ValueError:
         raise ValueError(f"timestamp {value!r} is not ISO 8601 (e.g. 2023-05-08T13:56:00)") from None
 

@@ -17,7 +17,7 @@ from ..model import Entry
 from ..store.base import Filters
 from .extract import ExtractionResult, Extractor
 from ..validation import aware_timestamp
-from .model import Conversation, Turn, as_aware, as_utc, default_session_id
+from .model import Conversation, Turn, as_utc, default_session_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..writer import Writer
@@ -52,7 +52,7 @@ def build_turns(
     """Validate user-given turns (``Turn``, ``{"speaker"|"role", "text"|"content", ...}`` or
     ``(speaker, text)``) into `Turn` objects with absolute times. Raises `InputError` naming the item."""
     try:
-        start = as_aware(session_time) or datetime.now().astimezone().replace(microsecond=0)
+        start = aware_timestamp(session_time) or datetime.now().astimezone().replace(microsecond=0)
     except ValueError as exc:
         raise InputError(f"session_time: {exc}") from exc
     raw: list[tuple[str, str, Any, Any, Any]] = []
@@ -81,7 +81,7 @@ def build_turns(
     turns: list[Turn] = []
     for index, (speaker, text, when, turn_id, role) in enumerate(raw):
         try:
-            stamp = as_aware(when) if when is not None else start
+            stamp = aware_timestamp(when) if when is not None else start
         except ValueError as exc:
             raise InputError(f"turn {index}: timestamp {when!r} is not ISO 8601") from exc
         turns.append(Turn(speaker=speaker, text=text, turn_id=str(turn_id or f"{sid}:{first_index + index}"),

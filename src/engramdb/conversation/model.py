@@ -8,7 +8,6 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from ..model import Entry, Source, normalize_timestamp
-from ..validation import aware_timestamp
 
 
 @dataclass(slots=True)
@@ -70,12 +69,6 @@ def as_utc(value: str | datetime | None) -> datetime | None:
     UTC; see `normalize_timestamp`). Raises ValueError for text that is not ISO 8601."""
     normalized = normalize_timestamp(value)
     return datetime.fromisoformat(normalized) if normalized else None
-
-
-def as_aware(value: str | datetime | None) -> datetime | None:
-    """A datetime from ISO text or a datetime that keeps its own UTC offset (naive means UTC),
-    so a turn's "yesterday" is read on its speaker's calendar. Raises ValueError as `as_utc`."""
-    return aware_timestamp(value)
 
 
 def default_session_id(turns: Sequence[Turn], start: datetime | None = None) -> str:
