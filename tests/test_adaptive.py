@@ -108,7 +108,7 @@ def test_the_trace_says_how_far_the_weights_moved(tmp_path: Path) -> None:
     assert fuse["s"]["adapt"]["dialogue"] is False
     # The default: a dialogue context takes the long-query weights in full, whatever its length.
     assert fuse["l"]["adapt"]["dialogue"] is True and fuse["l"]["adapt"]["share"] == 1.0
-    assert fuse["l"]["weights"]["semantic"] == 0.75 and fuse["l"]["weights"]["lexical"] == 0.25
+    assert fuse["l"]["weights"]["semantic"] == 0.65 and fuse["l"]["weights"]["lexical"] == 0.35
     # By length alone, the weights move part of the way.
     terms = fuse["r"]["adapt"]["query_terms"]
     assert 12 < terms < 24 and fuse["r"]["adapt"]["share"] == round((terms - 12) / 12, 4)
@@ -221,9 +221,8 @@ def test_a_dialogue_context_is_embedded_without_its_markup(tmp_path: Path) -> No
 
     context = ('<Bart>: "By the way, what should I wear?" <Assistant>: "Your favourite outfit." '
                '<Bart>: "I want to make it special!"')
-    assert plain(context) == ("Bart: By the way, what should I wear? Assistant: Your favourite outfit. "
-                              "Bart: I want to make it special!")
-    assert plain("小明：我饿了\n助手：“想吃什么？”") == "小明: 我饿了 助手: 想吃什么？"
+    assert plain(context) == "Bart: way wear Assistant: favourite outfit Bart: want make special"
+    assert plain("小明：我饿了\n助手：“想吃什么？”") == "小明: 我饿了 助手: 想吃什么？"  # Chinese: markup only
     assert plain("What should Bart wear?") == "What should Bart wear?"  # not a dialogue
     assert plain('<Bart>: "What should I wear?"') == "Bart: What should I wear?"  # one tagged utterance
     with Memory(tmp_path / "p.db", embedder="minilm") as mem:
@@ -235,6 +234,45 @@ def test_a_dialogue_context_is_embedded_without_its_markup(tmp_path: Path) -> No
         marked = max(float(v @ mem.embedder.embed_query(context)) for v in vectors)
     assert abs(best - marked) > 1e-3  # the markup changes the vector, so the check below can tell
     assert recall["channels"]["semantic"]["top_score"] == pytest.approx(best, abs=1e-5)
+    assert recall["channels"]["semantic"]["embedded"] == plain(context)  # the trace says what was embedded
+
+
+def test_a_dialogue_context_is_embedded_by_its_content_words() -> None:
+    from engramdb.text.dialogue import content_words, plain
+
+    # stopwords and edge punctuation go; negations, numbers, names and inner punctuation stay
+    assert content_words("Oh, I don\u2019t think it was at 10:30 - was it? It cost $3.5, not more.") == \
+        "don't think 10:30 cost 3.5 not"
+    assert content_words("No, I never e-mailed Tom (my boss) about \"Project-X\" at all!") == \
+        "No never e-mailed Tom boss Project-X"
+    assert content_words("I cannot go; we can't, nor can they.") == "cannot go can't nor"
+    # a word with CJK characters in it is kept whole, punctuation and all
+    assert content_words("我上周去了北京，你呢？ Did you go?") == "我上周去了北京，你呢？ go"
+    # all small talk: the turns are embedded as they are said rather than as nothing
+    assert plain("User: Oh yeah! Assistant: Hi there.") == "User: Oh yeah! Assistant: Hi there."
+    # a turn with no content words drops out; the others keep their speakers
+    assert plain("User: I went to Paris in May. Assistant: Oh, did you? User: Yes!") == \
+        "User: went Paris May"
+    # a focused question is never pruned: it is all meant
+    assert plain("Did I tell you what I was doing in May?") == "Did I tell you what I was doing in May?"
+
+
+def test_pruning_a_chatty_context_finds_the_memory_rather_than_chatter_like_it(tmp_path: Path) -> None:
+    from engramdb.text.dialogue import _TAG, utterances
+
+    context = ('<Bart>: "Oh, I was just thinking about it, you know, and I really do not know what to do." '
+               '<Assistant>: "What are you thinking about? Tell me, I am here for you." '
+               '<Bart>: "Well, it is the concert, and I am not sure about the suit I should wear for it."')
+    chatter = "Bart: Oh yeah, I was just thinking the same, you know, I really do not know what to do about it."
+    memory = "Bart bought a blue suit for the concert."
+    with Memory(tmp_path / "c.db", embedder="minilm") as mem:
+        mem.add([chatter, memory])
+        top = mem.search(context, k=1, preset="semantic").hits[0].entry.text
+        said = " ".join(f"{m.group(1)}: {u}" for m, u in zip(_TAG.finditer(context), utterances(context)))
+        query = mem.embedder.embed_query(said)  # the context without its markup, every word kept
+        chat_vec, memory_vec = mem.embedder.embed_documents([chatter, memory])
+    assert float(chat_vec @ query) > float(memory_vec @ query)  # every word kept: the chatter wins
+    assert top == memory
 
 
 def test_feedback_rescores_what_the_first_pass_found(tmp_path: Path) -> None:

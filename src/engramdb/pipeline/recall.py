@@ -65,6 +65,8 @@ class RecallStage:
             rec["channels"]["lexical"]["translated"] = len(ctx.translated)
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
+            if (embedded := plain(ctx.plan.query)) != ctx.plan.query:  # what the embedder read
+                rec["channels"]["semantic"]["embedded"] = embedded
         if ctx.plan.query in vectors and results and ctx.weights.get("feedback", 0.0) > 0:
             rows, ms = _timed(lambda: self.feedback(ctx, vectors[ctx.plan.query], results))
             results["feedback"] = rows
@@ -120,7 +122,7 @@ class RecallStage:
         kept = vectors if vectors is not None else {}
 
         def semantic(text: str, k: int) -> Rows:
-            # A dialogue context is embedded without its markup (text.dialogue.plain).
+            # A dialogue context is embedded by its content words, without markup (text.dialogue.plain).
             vector = kept[text] = embedder.embed_query(plain(text))  # type: ignore[union-attr]
             return store.semantic(vector, k, namespace, filters)
 

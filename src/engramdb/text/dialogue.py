@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .tokenize import STOPWORDS_EN
+
 # A sentence ends at . ! ? … (then a space) or at a CJK terminator (no space needed).
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])")
 # A question: ends with a question mark, or (Chinese, often unpunctuated) with 吗/呢/么.
@@ -85,13 +87,51 @@ def asked_part(query: str) -> str:
     return " ".join(questions) if questions else said[-1]
 
 
+# Words a dialogue context's vector is better without: the stopword list, less the words that
+# turn a statement round ("not", "never", "can't"), which a memory must agree with.
+_NEGATIONS = frozenset({"no", "nor", "not", "never", "cannot"})
+_EDGE_PUNCTUATION = re.compile(r"^[^\w']+|[^\w']+$")
+_LATIN_WORD = re.compile(r"[A-Za-z]")
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+
+
+def _is_function_word(word: str) -> bool:
+    core = word.lower()
+    if core in _NEGATIONS or core.endswith("n't"):
+        return False
+    return core in STOPWORDS_EN
+
+
+def content_words(utterance: str) -> str:
+    """An utterance's content words for the embedder: English stopwords and punctuation at
+    word edges dropped, negations kept; a word with Chinese, Japanese or Korean characters in
+    it is kept as it is (no dialogue set in those languages measures what to drop)."""
+    kept: list[str] = []
+    for token in utterance.replace("’", "'").split():
+        if _CJK_CHAR.search(token) or not _LATIN_WORD.search(token):
+            word = token if _CJK_CHAR.search(token) else _EDGE_PUNCTUATION.sub("", token)
+        else:
+            word = _EDGE_PUNCTUATION.sub("", token).strip("'")
+            if _is_function_word(word):
+                continue
+        if word:
+            kept.append(word)
+    return " ".join(kept)
+
+
 def plain(query: str) -> str:
-    """A dialogue context as the embedder should read it: ``Name: utterance …`` without the
-    angle brackets and quotes, which are ~15% of a context's tokens and pull its vector
-    towards other markup (measured: the semantic channel alone on MADial-en, nDCG@10 0.465
-    with the markup, 0.550 without; docs/BENCHMARKS.md). Any other query is unchanged."""
+    """A dialogue context as the embedder should read it: ``Name: words …``, one turn after
+    another, without the angle brackets and quotes (~15% of a context's tokens, which pull its
+    vector towards other markup) and, in English, without stopwords and edge punctuation (half
+    the words of chatty turns, which pull it towards any other chatter and cost the embedder
+    time: the context keeps only what it talks about). Measured in docs/BENCHMARKS.md
+    ("Dialogue contexts as the embedder reads them"). A single tagged utterance loses its
+    markup only; any other query is unchanged."""
     turns = _turns(query)
     if not turns and (one := _TAG.match(query.lstrip())):  # a single tagged utterance
-        turns = [(one.group(1).strip(), _said(query.lstrip()[one.end():]))]
-    spoken = [f"{who}: {said}" for who, said in turns if said]
+        said = _said(query.lstrip()[one.end():])
+        return f"{one.group(1).strip()}: {said}" if said else query
+    spoken = [f"{who}: {words}" for who, said in turns if (words := content_words(said))]
+    if not spoken:  # all small talk: the words are all there is
+        spoken = [f"{who}: {said}" for who, said in turns if said]
     return " ".join(spoken) if spoken else query
