@@ -1,7 +1,8 @@
-"""A BEIR set's questions against its corpus plus LoCoMo's conversation turns as distractors.
+"""A BEIR set's questions against its corpus plus LoCoMo's conversations as distractors.
 
     python benchmarks/distractors.py $DATA/madial_en $DATA/locomo/locomo10.json \
         --preset default nofeedback.toml
+    python benchmarks/distractors.py $DATA/madial_en $DATA/locomo/locomo10.json --distractors facts
 
 A small corpus (MADial-en has 160 memories) sits whole inside every channel's first pass, so
 it cannot tell apart recall that searches the store again from recall that re-scores what it
@@ -21,6 +22,9 @@ import tempfile
 from pathlib import Path
 
 from engramdb import Entry, Memory
+from engramdb.conversation import get_extractor
+from engramdb.conversation.formats import locomo_conversations
+from engramdb.conversation.locomo import load_locomo
 from engramdb.embed import get_embedder
 from engramdb.eval.datasets import load_beir
 from engramdb.eval.metrics import ndcg_at_k
@@ -41,11 +45,25 @@ def locomo_turns(path: Path) -> list[Entry]:
     return entries
 
 
+def locomo_facts(path: Path) -> list[Entry]:
+    """The facts the offline extractor distils from every LoCoMo conversation."""
+    extractor = get_extractor("offline")
+    assert extractor is not None
+    facts: list[Entry] = []
+    for sample in load_locomo(path):
+        for conversation in locomo_conversations(sample):
+            ids = {t.turn_id: t.to_entry("default").id for t in conversation.turns}
+            facts += extractor.extract(conversation, ids, "default").facts  # type: ignore[arg-type]
+    return facts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("beir", type=Path, help="a BEIR-layout folder (corpus, queries, qrels)")
     parser.add_argument("locomo", type=Path, help="locomo10.json, whose turns are the distractors")
     parser.add_argument("--preset", nargs="+", default=["default"], help="presets (names or .toml files)")
+    parser.add_argument("--distractors", choices=("turns", "facts"), default="turns",
+                        help="LoCoMo's turns, or the facts the offline extractor distils from them")
     parser.add_argument("--embedder", default="e5-small")
     parser.add_argument("--cache-dir", default=str(default_cache_dir()))
     args = parser.parse_args()
@@ -53,7 +71,7 @@ def main() -> None:
     ds = load_beir(args.beir, "test")
     entries = [Entry(text=f"{d.title}\n{d.text}".strip() if d.title else d.text, kind="chunk",
                      source=Source(doc_id=d.id)) for d in ds.corpus.values()]
-    distractors = locomo_turns(args.locomo)
+    distractors = locomo_turns(args.locomo) if args.distractors == "turns" else locomo_facts(args.locomo)
     scores: dict[str, list[float]] = {}
     with Memory(Path(tempfile.mkdtemp()) / "distractors.db",
                 embedder=get_embedder(args.embedder, cache_dir=args.cache_dir)) as mem:
@@ -63,7 +81,7 @@ def main() -> None:
                                                                 group_by="doc").hits), ds.relevant(q), 10)
                               for q in ds.query_ids]
     first = args.preset[0]
-    print(f"{ds.name}: {len(ds.query_ids)} questions, {len(entries)} memories + {len(distractors)} distractor turns")
+    print(f"{ds.name}: {len(ds.query_ids)} questions, {len(entries)} memories + {len(distractors)} distractor {args.distractors}")
     for preset, values in scores.items():
         line = f"  {preset}: nDCG@10 {statistics.fmean(values):.4f}"
         if preset != first:
