@@ -180,18 +180,26 @@ def test_single_query_path_equals_batched(engines: dict[str, FastE5]) -> None:
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_padding_to_the_tile_size_keeps_the_vectors(engines: dict[str, FastE5], runtime: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inputs are padded to a multiple of PAD_MULTIPLE (masked), and the vector stays the exact-length one."""
+    """OpenVINO's inputs are padded to a multiple of PAD_MULTIPLE (masked), onnxruntime's run
+    at their exact length, and either way the vector is the exact-length one."""
     engine = engines[runtime]
     shapes: list[tuple[int, ...]] = []
     run = engine.session.run
     monkeypatch.setattr(engine.session, "run", lambda embeds, mask: shapes.append(embeds.shape) or run(embeds, mask))
     texts = [t for t in QUERIES if t.strip()][:12]
-    padded = engine.queries(texts)
-    assert shapes and all(s[1] % engine_mod.PAD_MULTIPLE == 0 for s in shapes)
-    monkeypatch.setattr(engine_mod, "PAD_MULTIPLE", 1)
-    exact = np.stack([engine.queries([t])[0] for t in texts])
-    assert any(s[1] % 16 for s in shapes[1:]), "exact lengths were used without padding"
-    assert float((padded * exact).sum(axis=1).min()) >= 0.9999
+    singles = np.stack([engine.queries([t])[0] for t in texts])
+    lengths = [len(ids) + 2 for ids in engine.tokenizer.encode(texts, "query: ")]  # with <s> and </s>
+    assert len(shapes) == len(texts) and len(set(lengths)) > 1
+    if runtime in engine_mod.PAD_RUNTIMES:
+        assert all(s[1] % engine_mod.PAD_MULTIPLE == 0 and s[1] >= n for s, n in zip(shapes, lengths))
+    else:
+        assert [s[1] for s in shapes] == lengths
+    monkeypatch.setattr(engine_mod, "PAD_RUNTIMES", frozenset(RUNTIMES) - engine_mod.PAD_RUNTIMES)
+    shapes.clear()
+    swapped = np.stack([engine.queries([t])[0] for t in texts])  # padded <-> exact
+    padded_now = runtime in engine_mod.PAD_RUNTIMES
+    assert ([s[1] for s in shapes] == lengths) != padded_now
+    assert float((singles * swapped).sum(axis=1).min()) >= 0.9999
 
 
 def test_graph_cache_is_reused(graph_cache: Path, weights: WeightFile, engines: dict[str, FastE5]) -> None:

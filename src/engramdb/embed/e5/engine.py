@@ -26,12 +26,14 @@ from .weights import WeightFile, dequantize_rows, load
 
 TOKEN_BUDGET = 4096  # padded tokens per batch: measured 2048-16384 on OpenVINO, 4096 best (16384 ~25 % slower)
 MAX_BATCH = 64
-# Sequences are padded to a multiple of this (the mask hides the padding; cosine to the
-# unpadded vector 0.99999). The CPU's matrix units work in tiles of 16 rows (a ~107-token
-# context embeds ~8 % faster padded), and nearly all short questions share one shape, so
-# OpenVINO does not re-prepare its kernels for each new length (~1.5 ms a question;
-# docs/BENCHMARKS.md).
+# OpenVINO's sequences are padded to a multiple of this (the mask hides the padding; cosine
+# to the unpadded vector 0.99999). The CPU's matrix units work in tiles of 16 rows (a
+# ~107-token context embeds ~8 % faster padded), and nearly all short questions share one
+# shape, so OpenVINO does not re-prepare its kernels for each new length (~1.5 ms a question;
+# docs/BENCHMARKS.md). onnxruntime on fp32 CPUs gains neither and pays for the padding (a
+# 38-token context 27.2 -> 24.4 ms unpadded, interleaved), so it runs exact lengths.
 PAD_MULTIPLE = 16
+PAD_RUNTIMES = frozenset({"openvino"})
 SELF_CHECK_MIN_COSINE = 0.999
 
 
@@ -111,7 +113,8 @@ class FastE5:
         return (out / np.maximum(norm, 1e-6)).astype(np.float32)
 
     def _forward(self, rows: list[list[int]]) -> np.ndarray:
-        seq = min(-(-max(len(r) for r in rows) // PAD_MULTIPLE) * PAD_MULTIPLE, len(self._pos))
+        multiple = PAD_MULTIPLE if self.runtime in PAD_RUNTIMES else 1
+        seq = min(-(-max(len(r) for r in rows) // multiple) * multiple, len(self._pos))
         ids = np.full((len(rows), seq), self.tokenizer.pad, dtype=np.int64)
         mask = np.zeros((len(rows), seq), dtype=np.float32)
         for j, r in enumerate(rows):
