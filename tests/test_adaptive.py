@@ -221,8 +221,8 @@ def test_a_dialogue_context_is_embedded_without_its_markup(tmp_path: Path) -> No
 
     context = ('<Bart>: "By the way, what should I wear?" <Assistant>: "Your favourite outfit." '
                '<Bart>: "I want to make it special!"')
-    assert plain(context) == "Bart: way wear Assistant: favourite outfit Bart: want make special"
-    assert plain("小明：我饿了\n助手：“想吃什么？”") == "小明: 我饿了 助手: 想吃什么？"  # Chinese: markup only
+    assert plain(context) == "Bart: way wear favourite outfit Bart: want make special"  # a role is no name
+    assert plain("小明：我饿了\n助手：“想吃什么？”") == "小明: 我饿了 想吃什么？"  # Chinese: markup only
     assert plain("What should Bart wear?") == "What should Bart wear?"  # not a dialogue
     assert plain('<Bart>: "What should I wear?"') == "Bart: What should I wear?"  # one tagged utterance
     with Memory(tmp_path / "p.db", embedder="minilm") as mem:
@@ -249,12 +249,30 @@ def test_a_dialogue_context_is_embedded_by_its_content_words() -> None:
     # a word with CJK characters in it is kept whole, punctuation and all
     assert content_words("我上周去了北京，你呢？ Did you go?") == "我上周去了北京，你呢？ go"
     # all small talk: the turns are embedded as they are said rather than as nothing
-    assert plain("User: Oh yeah! Assistant: Hi there.") == "User: Oh yeah! Assistant: Hi there."
+    assert plain("User: Oh yeah! Assistant: Hi there.") == "Oh yeah! Hi there."
     # a turn with no content words drops out; the others keep their speakers
-    assert plain("User: I went to Paris in May. Assistant: Oh, did you? User: Yes!") == \
-        "User: went Paris May"
+    assert plain("Mia: I went to Paris in May. Assistant: Oh, did you? Mia: Yes!") == "Mia: went Paris May"
     # a focused question is never pruned: it is all meant
     assert plain("Did I tell you what I was doing in May?") == "Did I tell you what I was doing in May?"
+
+
+def test_role_labels_are_no_evidence_for_keywords_or_bm25(tmp_path: Path) -> None:
+    from engramdb.text.dialogue import without_roles
+
+    context = ("User: I am packing for the trip, you know. Assistant: Oh nice, where are you going? "
+               "User: Huangshan! Is it cold at the top at night?")
+    assert without_roles(context) == ("I am packing for the trip, you know.\nOh nice, where are you going?\n"
+                                      "Huangshan! Is it cold at the top at night?")
+    assert without_roles("<Bart>: \"Hi!\" <Assistant>: \"Hello.\"") == "Bart: Hi!\nHello."  # names stay
+    assert without_roles("User: what is a user story?") == "User: what is a user story?"  # one turn: as typed
+    with Memory(tmp_path / "r.db", embedder="minilm") as mem:
+        mem.add(["The user asked the assistant to collect user feedback for the product team.",
+                 "The top of Huangshan is cold at night: bring a warm coat."])
+        result = mem.search(context, k=2, explain=True)
+    plan = result.trace["stages"][0]["plan"]
+    assert "user" not in plan["keywords"] and "assistant" not in plan["keywords"] and "huangshan" in plan["keywords"]
+    assert result.hits[0].entry.text.startswith("The top of Huangshan")
+    assert "lexical" not in result.hits[1].channels  # "user" and "assistant" matched nothing
 
 
 def test_pruning_a_chatty_context_finds_the_memory_rather_than_chatter_like_it(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from ..embed.base import Embedder
 from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..store.base import Store
-from ..text.dialogue import plain
+from ..text.dialogue import plain, without_roles
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .adapt import AdaptConfig, adapted_weights, query_length, query_shape
@@ -115,7 +115,7 @@ class RecallStage:
         (whose vector is kept in `vectors`, for feedback)."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
-        lexical_text = " ".join([plan.query, *plan.keywords])
+        lexical_text = " ".join([without_roles(plan.query), *plan.keywords])  # role labels are no evidence
         terms = query_terms(lexical_text)
         names = plan.names()
         jobs: dict[str, Callable[[], Rows]] = {}

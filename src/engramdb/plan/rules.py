@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..text.dialogue import asked_part
+from ..text.dialogue import asked_part, without_roles
 from ..text.timeparse import TimeWindow, find_time_windows
 from ..text.tokenize import STOPWORDS_EN, STOPWORDS_ZH, normalize
 from .base import PlanContext
@@ -128,7 +128,7 @@ class RulePlanner:
             intent = "comparison"  # "Did Caroline or Melanie paint more?"
         elif intent == "lookup" and windows:
             intent = "temporal"
-        keywords = _keywords(_without_times(query, windows))
+        keywords = _keywords(_without_times(without_roles(query), windows))  # no "User", "Assistant"
         sub_queries = [query]
         routes: list[EvidenceRoute] = []
         # The bare content ("Caroline LGBTQ support group") matches statements better than a

@@ -76,6 +76,23 @@ def utterances(query: str) -> list[str]:
     return [said for _, said in turns] if turns else [query]
 
 
+def _speaker(who: str) -> str:
+    """A turn's label as evidence: a name stays ("Bart: "); a role (User, Assistant, 助手) is
+    no evidence of what is talked about, and as a word it matches every memory about users
+    ("整理用户反馈" for "User: …"), so it goes."""
+    return "" if who.lower() in _ROLES else f"{who}: "
+
+
+def without_roles(query: str) -> str:
+    """A dialogue context as what its speakers said, for keywords and BM25: role labels
+    (``User:``, ``<Assistant>:``) dropped, named speakers and every word kept; any other
+    query is unchanged."""
+    turns = _turns(query)
+    if len(turns) < 2:
+        return query
+    return "\n".join(f"{_speaker(who)}{said}" for who, said in turns if said)
+
+
 def asked_part(query: str) -> str:
     """What a query asks about, for reading its time window: the question sentences of a
     dialogue context's last utterance (all of it when it asks nothing); the whole query
@@ -131,7 +148,7 @@ def plain(query: str) -> str:
     if not turns and (one := _TAG.match(query.lstrip())):  # a single tagged utterance
         said = _said(query.lstrip()[one.end():])
         return f"{one.group(1).strip()}: {said}" if said else query
-    spoken = [f"{who}: {words}" for who, said in turns if (words := content_words(said))]
+    spoken = [f"{_speaker(who)}{words}" for who, said in turns if (words := content_words(said))]
     if not spoken:  # all small talk: the words are all there is
-        spoken = [f"{who}: {said}" for who, said in turns if said]
+        spoken = [f"{_speaker(who)}{said}" for who, said in turns if said]
     return " ".join(spoken) if spoken else query
