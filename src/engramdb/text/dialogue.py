@@ -9,8 +9,9 @@ the puppy I adopted?")."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from .tokenize import STOPWORDS_EN
+from .tokenize import _CJK, STOPWORDS_EN
 
 # A sentence ends at . ! ? … (then a space) or at a CJK terminator (no space needed).
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])")
@@ -83,6 +84,7 @@ def _speaker(who: str) -> str:
     return "" if who.lower() in _ROLES else f"{who}: "
 
 
+@lru_cache(maxsize=256)  # the planner and recall both ask for each query
 def without_roles(query: str) -> str:
     """A dialogue context as what its speakers said, for keywords and BM25: role labels
     (``User:``, ``<Assistant>:``) dropped, named speakers and every word kept; any other
@@ -108,8 +110,7 @@ def asked_part(query: str) -> str:
 # turn a statement round ("not", "never", "can't"), which a memory must agree with.
 _NEGATIONS = frozenset({"no", "nor", "not", "never", "cannot"})
 _EDGE_PUNCTUATION = re.compile(r"^[^\w']+|[^\w']+$")
-_LATIN_WORD = re.compile(r"[A-Za-z]")
-_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 
 
 def _is_function_word(word: str) -> bool:
@@ -125,17 +126,14 @@ def content_words(utterance: str) -> str:
     it is kept as it is (no dialogue set in those languages measures what to drop)."""
     kept: list[str] = []
     for token in utterance.replace("’", "'").split():
-        if _CJK_CHAR.search(token) or not _LATIN_WORD.search(token):
-            word = token if _CJK_CHAR.search(token) else _EDGE_PUNCTUATION.sub("", token)
-        else:
-            word = _EDGE_PUNCTUATION.sub("", token).strip("'")
-            if _is_function_word(word):
-                continue
-        if word:
+        if _CJK_CHAR.search(token):
+            kept.append(token)
+        elif (word := _EDGE_PUNCTUATION.sub("", token).strip("'")) and not _is_function_word(word):
             kept.append(word)
     return " ".join(kept)
 
 
+@lru_cache(maxsize=256)  # the semantic channel and the recall trace both ask for each query
 def plain(query: str) -> str:
     """A dialogue context as the embedder should read it: ``Name: words …``, one turn after
     another, without the angle brackets and quotes (~15% of a context's tokens, which pull its
