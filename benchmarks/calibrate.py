@@ -14,7 +14,7 @@ The runs must use a preset whose score is the raw weighted mean, i.e. calibratio
         --details --json /tmp/cal-scifact.json -q
     engram eval locomo ../shared/data/locomo/locomo10.json --memory both \\
         --preset benchmarks/presets/default-uncalibrated.toml --details --json /tmp/cal-locomo.json -q
-    python benchmarks/calibrate.py /tmp/cal-scifact.json /tmp/cal-locomo.json [--json out.json]
+    python benchmarks/calibrate.py /tmp/cal-scifact.json /tmp/cal-locomo.json [--json out.json] [--current A B]
 """
 
 from __future__ import annotations
@@ -107,6 +107,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="eval --details JSON files (preset with calibration [1, 0])")
     parser.add_argument("--json", help="write the fit and tables here")
+    parser.add_argument("--current", nargs=2, type=float, metavar=("A", "B"),
+                        help="also report the expected calibration error of this fit (e.g. the shipped one)")
     args = parser.parse_args()
     loaded = [load(path) for path in args.runs]
     a, b = fit([x for _, x, _, _ in loaded], [y for _, _, y, _ in loaded])
@@ -119,6 +121,11 @@ def main() -> None:
         report["datasets"][name] = {"n": int(len(y)), "base_rate": round(float(y.mean()), 4), "ece": ece,  # type: ignore[index]
                                     "reliability": table, "floors": effect}
         print(f"\n{name}: {len(y)} hits (top 20 of {len(queries)} queries), {y.mean():.3f} relevant, ECE {ece}")
+        if args.current:
+            ca, cb = args.current
+            _, current_ece = reliability(1 / (1 + np.exp(-(ca * x + cb))), y)
+            report["datasets"][name]["ece_current"] = current_ece  # type: ignore[index]
+            print(f"  with [{ca}, {cb}]: ECE {current_ece}")
         print("| p bin | hits | mean p | relevant |\n|---|---:|---:|---:|")
         for row in table:
             print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['relevant']:.3f} |")
