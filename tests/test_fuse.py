@@ -199,7 +199,7 @@ def test_a_small_store_does_not_make_the_right_answer_look_unlikely() -> None:
     semantic = [(1, 0.93)] + [(i, 0.80 - 0.005 * i) for i in range(2, 13)]
     lexical = [(1, 13.1), (2, 1.5), (3, 1.2)]
     results = {"semantic": semantic, "lexical": lexical}
-    calibration = (1.3646, -4.5374)
+    calibration = (1.3444, -4.4588)
     plain = weighted(results, {"semantic": 0.4, "lexical": 0.6}, "zscore", calibration)
     scaled = weighted(results, {"semantic": 0.4, "lexical": 0.6}, "zscore", calibration, full_depth=50)
     assert [c.rowid for c in scaled] == [c.rowid for c in plain]
@@ -215,7 +215,7 @@ def test_a_small_store_does_not_make_the_right_answer_look_unlikely() -> None:
 def test_a_scope_of_one_entry_reads_even_odds(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Nothing to compare a lone candidate with: p = 0.5, not the 0.04 of a list's mean row,
     so a threshold of 0.5 keeps it; with a second entry the scores compare again."""
-    calibration = (1.3646, -4.5374)
+    calibration = (1.3444, -4.4588)
     [lone] = weighted({"semantic": [(7, 0.91)], "lexical": [(7, 3.2)]}, {"semantic": 0.4, "lexical": 0.6},
                       "zscore", calibration, full_depth=100)
     assert lone.score == 0.5
