@@ -161,12 +161,18 @@ def test_cli_list_namespaces_and_threshold(tmp_path: Path) -> None:
     assert [e["text"] for e in second["results"]] == ["one"]
     plain = run("list", "--limit", "2")
     assert plain.exit_code == 0 and "three" in plain.output and "more: engram list --cursor" in plain.output
+    # An undated entry's line says when it was added; a dated one shows when it happened.
+    added = first["results"][0]["created_at"][:10]
+    assert f"fact  added {added}  three" in plain.output
     bad = run("list", "--cursor", "nope")
     assert bad.exit_code == 1 and bad.output.startswith("error: cursor")
     rows = json.loads(run("namespaces", "--json").output)
     assert [(r["namespace"], r["count"]) for r in rows] == [("bob", 1), ("default", 3)]
     found = json.loads(run("search", "three", "--threshold", "1.01", "--json").output)
     assert found["hits"] == [] and found["trace"]["threshold"]["value"] == 1.01
+    assert run("-n", "dated", "add", "Bob visited Berlin", "--timestamp", "2023-05-01").exit_code == 0
+    dated = run("-n", "dated", "list", "--limit", "1").output.splitlines()[0]
+    assert dated.endswith("fact  2023-05-01        Bob visited Berlin") and "added" not in dated
 
 
 def test_timeline_counts_entries_per_period_by_added_or_event_time(mem: Memory) -> None:

@@ -385,8 +385,9 @@ def list_cmd(ctx: click.Context, filters: tuple[str, ...], order: str, limit: in
         return
     for entry in page.results:
         text = " ".join(entry.text.split())
-        when = (entry.timestamp or entry.created_at or "")[:10]
-        click.echo(f"{entry.id}  {entry.kind:<5} {when:<10}  {text[:100] + ('...' if len(text) > 100 else '')}")
+        # An undated entry says when it was added, so it is not read as when it happened.
+        when = entry.timestamp[:10] if entry.timestamp else f"added {(entry.created_at or '')[:10]}"
+        click.echo(f"{entry.id}  {entry.kind:<5} {when:<16}  {text[:100] + ('...' if len(text) > 100 else '')}")
     if page.next_cursor:
         click.echo(f"more: engram list --cursor {page.next_cursor}", err=True)
 
