@@ -246,8 +246,10 @@ def test_a_dialogue_context_is_embedded_by_its_content_words() -> None:
     assert content_words("No, I never e-mailed Tom (my boss) about \"Project-X\" at all!") == \
         "No never e-mailed Tom boss Project-X"
     assert content_words("I cannot go; we can't, nor can they.") == "cannot go can't nor"
-    # a word with CJK characters in it is kept whole, punctuation and all
+    # a word with CJK characters in it is kept whole, punctuation and all, but for quote marks
     assert content_words("我上周去了北京，你呢？ Did you go?") == "我上周去了北京，你呢？ go"
+    assert plain('<小明>：“我考了满分！” “哇，太棒了！” <小明>：「你觉得呢？」') == \
+        "小明: 我考了满分！ 哇，太棒了！ 小明: 你觉得呢？"  # an unlabelled turn quoted inside another
     # all small talk: the turns are embedded as they are said rather than as nothing
     assert plain("User: Oh yeah! Assistant: Hi there.") == "Oh yeah! Hi there."
     # a turn with no content words drops out; the others keep their speakers

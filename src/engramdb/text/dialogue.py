@@ -34,9 +34,13 @@ _ROLES = frozenset({"user", "assistant", "ai", "bot", "human", "system", "agent"
                     "用户", "助手", "机器人", "客服", "我", "你", "系统"})
 
 
+# Quote marks: the markup around an utterance, not its words ("…", “…”, 「…」, 『…』).
+_QUOTES = '"“”「」『』'
+
+
 def _said(text: str) -> str:
     """An utterance without the quotes around it."""
-    return text.strip().strip('"“”').strip()
+    return text.strip().strip(_QUOTES).strip()
 
 
 def _split(query: str, marks: list[re.Match[str]]) -> list[tuple[str, str]]:
@@ -123,11 +127,13 @@ def _is_function_word(word: str) -> bool:
 def content_words(utterance: str) -> str:
     """An utterance's content words for the embedder: English stopwords and punctuation at
     word edges dropped, negations kept; a word with Chinese, Japanese or Korean characters in
-    it is kept as it is (no dialogue set in those languages measures what to drop)."""
+    it loses only the quote marks at its edges (an unlabelled turn quoted inside another:
+    `满分！” “哇`), and keeps its words and punctuation (no dialogue set in those languages
+    measures what to drop)."""
     kept: list[str] = []
     for token in utterance.replace("’", "'").split():
         if _CJK_CHAR.search(token):
-            kept.append(token)
+            kept.append(token.strip(_QUOTES))
         elif (word := _EDGE_PUNCTUATION.sub("", token).strip("'")) and not _is_function_word(word):
             kept.append(word)
     return " ".join(kept)
