@@ -49,6 +49,8 @@ def test_a_dialogue_context_takes_the_long_query_weights_whatever_its_length() -
     ('Bart: "I got full marks!" Mary Ann: "Wow!" Bart: "How should I celebrate?"', ["Bart", "Mary Ann", "Bart"]),
     ("Bart: I got full marks. Assistant: Wow.", ["Bart", "Assistant"]),
     ("用户：我考了满分！助手：太棒了！用户：我该怎么庆祝呢？", ["用户", "助手", "用户"]),
+    # Chinese turns joined by spaces, no end punctuation: a space inside Chinese ends a turn
+    ("用户：我在整理用户反馈 助手：好的，要帮忙吗 用户：上周的会议纪要在哪里", ["用户", "助手", "用户"]),
 ])
 def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str, speakers: list[str]) -> None:
     from engramdb.text.dialogue import _turns, is_dialogue
@@ -64,6 +66,7 @@ def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str,
     "Meeting at 10:30. Agenda: budget. Notes: none.",  # labels, but not from the start
     "Caroline: I went to the support group. Melanie: That is great!",  # two names, once each: a quote?
     "他说：明天见。我说：好的。",  # reported speech, no speaker twice
+    "结论：明天上线 备注：无",  # labels after spaces, but no speaker twice and no role
     "What did Alice do about two weeks ago?",
 ])
 def test_prose_with_colons_is_not_a_dialogue(prose: str) -> None:

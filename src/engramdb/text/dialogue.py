@@ -25,9 +25,12 @@ _BRACKET = re.compile(r"\[([^\[\]\n]{1,40})\]\s*[:：]")
 _LINE = re.compile(r"^[ \t]*([^\s:：<>][^:：<>\n]{0,39})[:：]", re.MULTILINE)
 # "User: … Assistant: … User: …" on one line, as agents often join a transcript: a name of up
 # to three capitalised words (or up to six CJK characters) and a colon, at the start or right
-# after a sentence ends. Prose has such colons too ("Note: …", "他说：…"), so a line of these
-# counts as a dialogue only with the evidence of one (`_inline_turns`).
-_INLINE = re.compile(r"(?:^|(?<=[.!?…。！？\"”]))\s*([A-Z][\w'’.-]{0,19}(?: [A-Z][\w'’.-]{0,19}){0,2}"
+# after a sentence ends. A CJK name may also follow a space ("用户：我在整理反馈 助手：好的"):
+# Chinese puts no spaces inside a sentence, so one there is where a turn ends. Prose has such
+# colons too ("Note: …", "他说：…"), so a line of these counts as a dialogue only with the
+# evidence of one (`_inline_turns`).
+_INLINE = re.compile(r"(?:^|(?<=[.!?…。！？\"”])|(?<=\s)(?=[\u4e00-\u9fff]{1,6}\s*[:：]))"
+                     r"\s*([A-Z][\w'’.-]{0,19}(?: [A-Z][\w'’.-]{0,19}){0,2}"
                      r"|[\u4e00-\u9fff]{1,6})\s*[:：](?!//)")
 # Speakers an agent's transcript names by role.
 _ROLES = frozenset({"user", "assistant", "ai", "bot", "human", "system", "agent", "me", "you", "customer",
