@@ -259,6 +259,11 @@ def test_a_dialogue_context_is_embedded_by_its_content_words() -> None:
     assert plain("Mia: I went to Paris in May. Assistant: Oh, did you? Mia: Yes!") == "Mia: went Paris May"
     # a focused question is never pruned: it is all meant
     assert plain("Did I tell you what I was doing in May?") == "Did I tell you what I was doing in May?"
+    # a word is read once, where it is first said (speakers echo each other: "pizza", "good");
+    # a turn that only repeats drops out; words with CJK characters are not compared
+    assert plain('<Bart>: "The pizza was so good!" <Assistant>: "Pizza is good." '
+                 '<Bart>: "Good pizza, and a cozy place."') == "Bart: pizza good Bart: cozy place"
+    assert plain("小明：我饿了 pizza\n助手：我饿了 Pizza") == "小明: 我饿了 pizza 我饿了"
 
 
 def test_role_labels_are_no_evidence_for_keywords_or_bm25(tmp_path: Path) -> None:

@@ -127,17 +127,22 @@ def _is_function_word(word: str) -> bool:
     return core in STOPWORDS_EN
 
 
-def content_words(utterance: str) -> str:
+def content_words(utterance: str, said_before: set[str] | None = None) -> str:
     """An utterance's content words for the embedder: English stopwords and punctuation at
     word edges dropped, negations kept; a word with Chinese, Japanese or Korean characters in
     it loses only the quote marks at its edges (an unlabelled turn quoted inside another:
     `满分！” “哇`), and keeps its words and punctuation (no dialogue set in those languages
-    measures what to drop)."""
+    measures what to drop). With ``said_before`` (the lower-cased words of the context so
+    far, updated here), a non-CJK word already said earlier in the context is dropped."""
     kept: list[str] = []
     for token in utterance.replace("’", "'").split():
         if _CJK_CHAR.search(token):
             kept.append(token.strip(_QUOTES))
         elif (word := _EDGE_PUNCTUATION.sub("", token).strip("'")) and not _is_function_word(word):
+            if said_before is not None:
+                if (key := word.lower()) in said_before:
+                    continue
+                said_before.add(key)
             kept.append(word)
     return " ".join(kept)
 
@@ -155,7 +160,8 @@ def plain(query: str) -> str:
     if not turns and (one := _TAG.match(query.lstrip())):  # a single tagged utterance
         said = _said(query.lstrip()[one.end():])
         return f"{one.group(1).strip()}: {said}" if said else query
-    spoken = [f"{_speaker(who)}{words}" for who, said in turns if (words := content_words(said))]
+    said_before: set[str] = set()
+    spoken = [f"{_speaker(who)}{words}" for who, said in turns if (words := content_words(said, said_before))]
     if not spoken:  # all small talk: the words are all there is
         spoken = [f"{_speaker(who)}{said}" for who, said in turns if said]
     return " ".join(spoken) if spoken else query
