@@ -153,9 +153,10 @@ def plain(query: str) -> str:
     another, without the angle brackets and quotes (~15% of a context's tokens, which pull its
     vector towards other markup) and, in English, without stopwords and edge punctuation (half
     the words of chatty turns, which pull it towards any other chatter and cost the embedder
-    time: the context keeps only what it talks about). Measured in docs/BENCHMARKS.md
-    ("Dialogue contexts as the embedder reads them"). A single tagged utterance loses its
-    markup only; any other query is unchanged."""
+    time: the context keeps only what it talks about), and each word once, where it is first
+    said (speakers echo each other's words, which would otherwise weigh twice or three times
+    in the vector). Measured in docs/BENCHMARKS.md ("Dialogue contexts as the embedder reads
+    them"). A single tagged utterance loses its markup only; any other query is unchanged."""
     turns = _turns(query)
     if not turns and (one := _TAG.match(query.lstrip())):  # a single tagged utterance
         said = _said(query.lstrip()[one.end():])
