@@ -14,7 +14,6 @@ Results: docs/BENCHMARKS.md, "Tried for `default`".
 from __future__ import annotations
 
 import json
-import math
 import re
 import sys
 from pathlib import Path
@@ -26,18 +25,13 @@ from engramdb import cli
 from engramdb.embed.cache import CachingEmbedder
 from engramdb.embed.local import E5SmallEmbedder
 from engramdb.eval.datasets import load_beir
+from engramdb.eval.metrics import ndcg_at_k
 from engramdb.eval.runner import default_cache_dir
 from engramdb.store.sqlite import SQLiteStore
 
 # A sentence ends at . ! or ? followed by a space and a capital or an opening bracket
 # ("p < 0.05. In mice" splits; "e.g. the" and "3.5" do not).
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
-
-
-def ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
-    dcg = sum(relevant.get(d, 0) / math.log2(r + 2) for r, d in enumerate(ranked[:10]))
-    ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(relevant.values(), reverse=True)[:10]))
-    return dcg / ideal if ideal else 0.0
 
 
 def main() -> None:
@@ -64,7 +58,7 @@ def main() -> None:
     ids = [d.id for d in docs]
     for name, mixed in [("whole", full), ("best sentence", best)] + [
             (f"whole + {a} x best", full + a * best) for a in (0.25, 0.5, 1.0, 2.0)]:
-        values = [ndcg_at_10([ids[j] for j in np.argsort(-mixed[r])[:10]], ds.relevant(q))
+        values = [ndcg_at_k([ids[j] for j in np.argsort(-mixed[r])[:10]], ds.relevant(q))
                   for r, q in enumerate(ds.query_ids)]
         print(f"semantic alone, {name}: nDCG@10 {np.mean(values):.4f}", file=sys.stderr)
 

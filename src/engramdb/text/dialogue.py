@@ -156,7 +156,8 @@ def plain(query: str) -> str:
     time: the context keeps only what it talks about), and each word once, where it is first
     said (speakers echo each other's words, which would otherwise weigh twice or three times
     in the vector). Measured in docs/BENCHMARKS.md ("Dialogue contexts as the embedder reads
-    them"). A single tagged utterance loses its markup only; any other query is unchanged."""
+    them"; "Dialogue contexts: each word once"). A single tagged utterance loses its markup
+    only; any other query is unchanged."""
     turns = _turns(query)
     if not turns and (one := _TAG.match(query.lstrip())):  # a single tagged utterance
         said = _said(query.lstrip()[one.end():])
