@@ -10,7 +10,8 @@ latency is end to end through `Memory.search` (k = 10) with each preset given (d
 default preset): query embedding, the channels in parallel, fusion, the later stages and
 fetching the hits. Dialogue-context queries (~100 tokens) are timed in a block after the
 short questions' (`dialogue_search_ms`, its `vs_short_p50` against the short block's p50) and
-alternating with them (`alternating_ms`).
+alternating with them (`alternating_ms`); `--contexts FILE` times real contexts instead
+(e.g. MADial-en's `queries.jsonl`).
 Run it on an idle machine:
 two processes using the same cores slow each other down a lot.
 """
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 from engramdb import Entry, Memory
+from engramdb.text.dialogue import plain
 
 PEOPLE = ["Alice", "Bob", "Caroline", "Melanie", "Priya", "Marco", "Zhang Wei", "Li Lei", "Wang Fang", "Omar",
           "Sofia", "Kenji", "Amara", "Lucas", "Noor", "Elena", "Tomas", "Hana", "Diego", "Ines"]
@@ -68,17 +70,40 @@ CHATTER = ["Honestly I have been so busy lately, work has been a lot and I barel
            "That sounds really nice, I am glad you had some time for yourself after everything.",
            "Oh I know what you mean, it is always like that before a holiday, everything at once.",
            "Anyway, I was thinking about it again yesterday evening while cooking dinner at home.",
-           "You always remember these little things, that is why I like talking to you about my week."]
+           "You always remember these little things, that is why I like talking to you about my week.",
+           "My sister called this morning and we ended up chatting for almost an hour about nothing.",
+           "The weather has been strange, sunny one minute and pouring rain the next, so annoying.",
+           "I finally cleaned the garage last weekend and found boxes of old letters and photos.",
+           "It makes sense that you feel tired, you have been carrying a lot on your shoulders.",
+           "We should celebrate when this project is over, maybe a quiet dinner somewhere nice.",
+           "I tried that new bakery near the station, their bread is good but the coffee was cold.",
+           "Sometimes I wonder whether I should take a proper break and travel somewhere far away.",
+           "Thanks for listening, it really helps to talk things through with someone patient.",
+           "The kids were loud all afternoon, but at least they tired themselves out before bed.",
+           "I keep meaning to start running again, but every morning I find a new excuse.",
+           "That reminds me of the trip we planned ages ago and never actually took together."]
 
 
 def make_dialogue(rng: random.Random) -> str:
     """An agent's query as it often is: the last three utterances of a conversation (~100
-    tokens), chatty, with one lookup-able question at the end."""
+    tokens), chatty, with one lookup-able question at the end. No chatter sentence repeats
+    within a context: speakers seldom say the same sentence twice, and the embedder reads a
+    repeated word once (text.dialogue.plain), so repeats would flatter the latency."""
     p = rng.choice(PEOPLE)
-    return (f'<{p}>: "{rng.choice(CHATTER)} {rng.choice(CHATTER)}" '
-            f'<Assistant>: "{rng.choice(CHATTER)}" '
-            f'<{p}>: "{rng.choice(CHATTER)} By the way, do you remember when I {rng.choice(VERBS)} '
+    a, b, c, d = rng.sample(CHATTER, 4)
+    return (f'<{p}>: "{a} {b}" '
+            f'<Assistant>: "{c}" '
+            f'<{p}>: "{d} By the way, do you remember when I {rng.choice(VERBS)} '
             f'{rng.choice(OBJECTS)} in {rng.choice(PLACES)}?"')
+
+
+def read_contexts(path: Path) -> list[str]:
+    """Dialogue contexts from a file of one per line, or a BEIR ``queries.jsonl`` (its
+    ``text`` fields), e.g. MADial-en's: real contexts rather than the synthetic ones."""
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if path.suffix == ".jsonl":
+        return [json.loads(line)["text"] for line in lines]
+    return lines
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -96,6 +121,9 @@ def main() -> None:
     parser.add_argument("--json", dest="json_out", default=None, help="write the numbers as JSON here")
     parser.add_argument("--persons", action="store_true", help="tag each entry with its person")
     parser.add_argument("--preset", nargs="+", default=["default"], help="presets to time, each on the same queries")
+    parser.add_argument("--contexts", type=Path, default=None,
+                        help="time these dialogue contexts (one per line, or a BEIR queries.jsonl) "
+                             "instead of synthetic ones")
     parser.add_argument("--reuse", action="store_true",
                         help="if --db already holds entries, skip ingest and only measure search")
     args = parser.parse_args()
@@ -138,7 +166,11 @@ def main() -> None:
         # alike. A short question right after a long embedding is slower than one after
         # another short one (the model's cores and caches; docs/BENCHMARKS.md), which is why
         # the two ratios differ: a block of one kind is the kinder case for short questions.
-        dialogues = [make_dialogue(rng) for _ in range(args.queries)]
+        if args.contexts:
+            real = read_contexts(args.contexts)
+            dialogues = [real[i % len(real)] for i in range(args.queries)]
+        else:
+            dialogues = [make_dialogue(rng) for _ in range(args.queries)]
         for q in dialogues[:10]:
             mem.search(q, k=10, preset=args.preset[0])
         dialogue_ms = []
@@ -179,6 +211,10 @@ def main() -> None:
                            "dialogue_vs_short_p50": round(statistics.median(mixed_dialogue_ms)
                                                           / statistics.median(mixed_short_ms), 2)},
         "query_embed_ms_p50": round(statistics.median(embed_ms), 2),
+        "dialogue_contexts": str(args.contexts) if args.contexts else "synthetic",
+        # What the embedder reads of a context (text.dialogue.plain) against a short question.
+        "words_embedded_mean": {"short": round(statistics.fmean(len(plain(q).split()) for q in queries), 1),
+                                "dialogue": round(statistics.fmean(len(plain(q).split()) for q in dialogues), 1)},
         "presets": {name: {"p50": round(statistics.median(v), 2), "p95": round(percentile(v, 95), 2)}
                     for name, v in by_preset.items()},
         "file_mb": round(path.stat().st_size / 1e6, 1),
