@@ -357,6 +357,31 @@ def test_reference_time_ignores_facts_about_the_future(mem: Memory) -> None:
     assert mem.reference_time() == (datetime(2024, 4, 20, 10, 0, tzinfo=timezone.utc), "newest entry")
 
 
+def test_reference_time_is_never_after_the_clock(mem: Memory) -> None:
+    """A store of facts with one planned event must not read "last week" in the future."""
+    mem.add([{"text": "Alice adopted a puppy.", "timestamp": "2020-05-09T10:00:00"},
+             {"text": "Dentist appointment for Alice.", "timestamp": "2999-03-05T09:00:00"}])
+    assert mem.reference_time() == (datetime(2020, 5, 9, 10, 0, tzinfo=timezone.utc), "newest entry")
+    res = mem.search("What did Alice do this week?", k=1)
+    assert res.trace["now"]["value"] == "2020-05-09T10:00:00+00:00"
+    assert res.hits[0].text == "Alice adopted a puppy."
+    only_future = mem.add({"text": "Bob's wedding.", "timestamp": "2999-06-01"}, namespace="plans")
+    assert only_future and mem.reference_time("plans")[1] == "clock"
+
+
+def test_reference_time_moves_when_the_clock_passes_a_future_entry(mem: Memory) -> None:
+    """The newest time is cached per write; a future-dated entry that the clock reaches
+    counts from then on, with no write in between."""
+    newest = getattr(mem.store, "_newest", None) or mem.store._time._newest  # type: ignore[attr-defined]
+    clock = [datetime(2021, 1, 1, tzinfo=timezone.utc).timestamp()]
+    newest.clock = lambda: clock[0]
+    mem.add([{"text": "Ann moved to Oslo.", "timestamp": "2020-05-09"},
+             {"text": "Ann's concert in Bergen.", "timestamp": "2022-03-05"}])
+    assert mem.reference_time()[0] == datetime(2020, 5, 9, tzinfo=timezone.utc)
+    clock[0] = datetime(2022, 3, 6, tzinfo=timezone.utc).timestamp()
+    assert mem.reference_time()[0] == datetime(2022, 3, 5, tzinfo=timezone.utc)
+
+
 def test_reference_time_follows_writes_and_deletes(mem: Memory, store_target: str) -> None:
     """The newest time is cached per write sequence: every write or delete, here or from
     another connection to the file, must show in the next search."""

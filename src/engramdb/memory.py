@@ -427,8 +427,8 @@ class Memory:
         Superseded entries and entries past their ``expires_at`` are left out, inside every
         channel, unless ``include_superseded`` / ``show_expired``. ``now`` is the reference
         time for relative expressions in the query ("last week", "上周"): by default the
-        newest entry's time in the namespace (so questions about a past conversation are
-        read from where it ended), else the clock. It is recorded in the trace.
+        newest entry's time in the namespace that is not after the clock (so questions about
+        a past conversation are read from where it ended), else the clock. It is recorded in the trace.
         ``planner`` overrides the preset's (``none``, ``rules`` or ``llm``); ``reflect=False``
         skips the preset's LLM reflection rounds for this query; ``explain`` adds each
         stage's candidates (entry ids with per-channel scores) to ``result.trace``.
@@ -507,7 +507,8 @@ class Memory:
 
     def reference_time(self, namespace: str | None = None, now: str | datetime | None = None) -> tuple[datetime, str]:
         """The time relative questions are read against, and where it came from
-        (``"given"``, ``"newest entry"`` or ``"clock"``)."""
+        (``"given"``, ``"newest entry"`` — the namespace's latest time not after the clock —
+        or ``"clock"``)."""
         if now is not None:
             # Its own offset is kept: "yesterday" asked at 23:30 in UTC−8 is that calendar's day.
             given = checked(aware_timestamp, now, "now")
