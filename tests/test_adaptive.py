@@ -50,7 +50,10 @@ def test_a_dialogue_context_takes_the_long_query_weights_whatever_its_length() -
     ("Bart: I got full marks. Assistant: Wow.", ["Bart", "Assistant"]),
     ("用户：我考了满分！助手：太棒了！用户：我该怎么庆祝呢？", ["用户", "助手", "用户"]),
     # Chinese turns joined by spaces, no end punctuation: a space inside Chinese ends a turn
-    ("用户：我在整理用户反馈 助手：好的，要帮忙吗 用户：上周的会议纪要在哪里", ["用户", "助手", "用户"]),
+    ("用户：我在整理用户反馈 助手：好的，要帮忙吗 用户：上周的会议纪要在哪里", ["用户", "助手", "用户"]),    # a chat API's messages as JSON: a name before a role, the system prompt left out
+    ('[{"role": "system", "content": "Be brief."}, {"role": "user", "name": "Bart", "content": "I got full marks!"},'
+     ' {"role": "assistant", "content": [{"type": "text", "text": "Wow!"}]}, {"role": "user", "content": "Party?"}]',
+     ["Bart", "assistant", "user"]),
 ])
 def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str, speakers: list[str]) -> None:
     from engramdb.text.dialogue import _turns, is_dialogue
@@ -68,6 +71,10 @@ def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str,
     "他说：明天见。我说：好的。",  # reported speech, no speaker twice
     "结论：明天上线 备注：无",  # labels after spaces, but no speaker twice and no role
     "What did Alice do about two weeks ago?",
+    '[{"role": "user", "content": "only one message"}]',  # JSON, but one turn
+    '[{"role": "system", "content": "a"}, {"role": "user", "content": "b"}]',  # the system prompt is not said
+    '["not", "messages"]',
+    "[draft] a bracketed note: not a transcript]",
 ])
 def test_prose_with_colons_is_not_a_dialogue(prose: str) -> None:
     from engramdb.text.dialogue import is_dialogue, plain
@@ -238,6 +245,33 @@ def test_a_dialogue_context_is_embedded_without_its_markup(tmp_path: Path) -> No
     assert abs(best - marked) > 1e-3  # the markup changes the vector, so the check below can tell
     assert recall["channels"]["semantic"]["top_score"] == pytest.approx(best, abs=1e-5)
     assert recall["channels"]["semantic"]["embedded"] == plain(context)  # the trace says what was embedded
+
+
+def test_a_chat_api_messages_array_is_searched_as_the_conversation(tmp_path: Path) -> None:
+    """An agent may pass its messages as they are: the JSON markup and the system prompt are
+    not what the conversation is about, and the window comes from the last question."""
+    import json
+
+    from engramdb.text.dialogue import asked_part, plain, without_roles
+
+    messages = json.dumps([
+        {"role": "system", "content": "You are a helpful assistant. Answer in one sentence."},
+        {"role": "user", "content": "Work has been a lot lately, I barely slept."},
+        {"role": "assistant", "content": "That sounds exhausting."},
+        {"role": "user", "content": "Anyway, what did I adopt last week?"},
+    ])
+    assert plain(messages) == "Work lot lately barely slept sounds exhausting Anyway adopt last week"
+    assert "role" not in without_roles(messages) and "helpful" not in without_roles(messages)
+    assert asked_part(messages) == "Anyway, what did I adopt last week?"
+    with Memory(tmp_path / "m.db", embedder="minilm") as mem:
+        mem.add([{"text": "Adopted a puppy called Biscuit from the shelter.", "timestamp": "2023-05-10"},
+                 {"text": "The assistant role in the content team was filled.", "timestamp": "2023-04-02"},
+                 {"text": "Answered a helpful message in one sentence.", "timestamp": "2023-03-01"}])
+        res = mem.search(messages, k=3, now="2023-05-16")
+        assert res.hits[0].text.startswith("Adopted a puppy")
+        plan = res.trace["stages"][0]
+        assert plan["time_window"]["expression"] == "last week"
+        assert not {"role", "content", "system", "assistant", "helpful"} & set(plan["plan"]["keywords"])
 
 
 def test_a_dialogue_context_is_embedded_by_its_content_words() -> None:

@@ -1,6 +1,7 @@
 """Dialogue-context queries: an agent often searches with the last few utterances of a
 conversation ("<Bart>: "…" <Assistant>: "…" <Bart>: "…"", "[Bart]: …", one "Speaker: …" per
-line, or "User: … Assistant: … User: …" on one line).
+line, "User: … Assistant: … User: …" on one line, or a chat API's messages as a JSON array,
+``[{"role": "user", "content": "…"}, …]``).
 What the user asks now is in the last utterance; a time expression earlier in the chatter
 ("I barely slept this week") is not the window the question is about — nor is one in the
 last utterance's small talk before its question ("I barely slept this week. Do you remember
@@ -8,6 +9,7 @@ the puppy I adopted?")."""
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 
@@ -63,8 +65,48 @@ def _inline_turns(query: str) -> list[re.Match[str]]:
     return []
 
 
+# A chat API's messages: who speaks (a name before a role) and what is said (a string, or
+# content parts of type "text"). Instructions and tool traffic are not the conversation.
+_SPEAKER_KEYS = ("name", "role", "speaker", "author")
+_TEXT_KEYS = ("content", "text", "message", "utterance")
+_NOT_SAID = frozenset({"system", "developer", "tool", "function"})
+
+
+def _said_in(message: dict[str, object]) -> str:
+    value = next((message[k] for k in _TEXT_KEYS if k in message), None)
+    if isinstance(value, list):  # [{"type": "text", "text": "…"}, {"type": "image_url", …}]
+        value = " ".join(p["text"] for p in value
+                         if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str))
+    return value.strip() if isinstance(value, str) else ""
+
+
+@lru_cache(maxsize=64)
+def _message_turns(query: str) -> tuple[tuple[str, str], ...]:
+    """(speaker, utterance) pairs of a JSON array of chat messages; () for anything else."""
+    text = query.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return ()
+    try:
+        messages = json.loads(text)
+    except ValueError:
+        return ()
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        return ()
+    turns = []
+    for message in messages:
+        role = message.get("role")
+        if isinstance(role, str) and role.strip().lower() in _NOT_SAID:
+            continue
+        who = next((v for k in _SPEAKER_KEYS if isinstance(v := message.get(k), str) and v.strip()), "")
+        if who and (said := _said_in(message)):
+            turns.append((who.strip(), said))
+    return tuple(turns) if len(turns) >= 2 else ()
+
+
 def _turns(query: str) -> list[tuple[str, str]]:
     """(speaker, utterance) pairs of a dialogue-context query; [] when it is not one."""
+    if messages := _message_turns(query):
+        return list(messages)
     for pattern in (_TAG, _BRACKET, _LINE):
         marks = list(pattern.finditer(query))
         if len(marks) >= 2:
