@@ -116,7 +116,9 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         return who.namespace
 
     @server.tool(name="memory_search", structured_output=True, description=(
-        "Find the stored memories most useful for a question or for the conversation so far. Returns the best "
+        "Find the stored memories most useful for a question or for the conversation so far (query: the question, "
+        "the last few utterances as 'User: … Assistant: …', or the chat messages as a JSON array of role/content). "
+        "Returns the best "
         "entries with their ids, scores (with the default preset: the chance each is relevant), times and sources. "
         "context=1 adds the turn before and after each conversation-turn hit."))
     @_engram_errors
