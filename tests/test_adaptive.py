@@ -54,6 +54,12 @@ def test_a_dialogue_context_takes_the_long_query_weights_whatever_its_length() -
     ('[{"role": "system", "content": "Be brief."}, {"role": "user", "name": "Bart", "content": "I got full marks!"},'
      ' {"role": "assistant", "content": [{"type": "text", "text": "Wow!"}]}, {"role": "user", "content": "Party?"}]',
      ["Bart", "assistant", "user"]),
+    ('{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]}',
+     ["user", "assistant"]),
+    # lower-case roles on one line, as agent code often writes them
+    ("user: what did I do last year? assistant: you went hiking. user: what did Bob buy last month?",
+     ["user", "assistant", "user"]),
+    ("Speaker 1: I got full marks!\nSpeaker 2: Wow!", ["Speaker 1", "Speaker 2"]),
 ])
 def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str, speakers: list[str]) -> None:
     from engramdb.text.dialogue import _turns, is_dialogue
@@ -71,10 +77,13 @@ def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str,
     "他说：明天见。我说：好的。",  # reported speech, no speaker twice
     "结论：明天上线 备注：无",  # labels after spaces, but no speaker twice and no role
     "What did Alice do about two weeks ago?",
-    '[{"role": "user", "content": "only one message"}]',  # JSON, but one turn
-    '[{"role": "system", "content": "a"}, {"role": "user", "content": "b"}]',  # the system prompt is not said
+    "What did Bob buy last month, around 10:30?\nAnd at 11:00?",  # times, not speakers
+    "What did Bob buy last month? Context: he likes bikes.\nAlso: he said it was red.",
+    "note: call the bank. todo: pay rent. note: renew passport.",  # lower-case labels that are no roles
     '["not", "messages"]',
     "[draft] a bracketed note: not a transcript]",
+    "[" * 1000 + "]" * 1000,  # too deep to be messages: never parsed, never a crash
+    '[{"a": ' * 600 + "1" + "}]" * 600,
 ])
 def test_prose_with_colons_is_not_a_dialogue(prose: str) -> None:
     from engramdb.text.dialogue import is_dialogue, plain
@@ -245,6 +254,25 @@ def test_a_dialogue_context_is_embedded_without_its_markup(tmp_path: Path) -> No
     assert abs(best - marked) > 1e-3  # the markup changes the vector, so the check below can tell
     assert recall["channels"]["semantic"]["top_score"] == pytest.approx(best, abs=1e-5)
     assert recall["channels"]["semantic"]["embedded"] == plain(context)  # the trace says what was embedded
+
+
+@pytest.mark.parametrize("payload, text", [
+    ('[{"role": "user", "content": "What did Bob buy last month?"}]', "What did Bob buy last month?"),
+    ('[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What did Bob buy?"}]',
+     "What did Bob buy?"),
+    ('{"messages": [{"role": "user", "content": "Where does Ann live?"}]}', "Where does Ann live?"),
+])
+def test_one_chat_message_as_json_is_read_as_its_text(payload: str, text: str) -> None:
+    from engramdb.text.dialogue import asked_part, is_dialogue, plain, without_roles
+
+    assert not is_dialogue(payload)
+    assert plain(payload) == without_roles(payload) == asked_part(payload) == text
+
+
+def test_a_query_of_nested_brackets_is_searched_as_text(tmp_path: Path) -> None:
+    with Memory(tmp_path / "b.db", embedder="minilm") as mem:
+        mem.add("Alice lives in Lisbon.")
+        assert mem.search("[" * 1000 + "]" * 1000, k=1).query.startswith("[[[")
 
 
 def test_a_chat_api_messages_array_is_searched_as_the_conversation(tmp_path: Path) -> None:

@@ -24,15 +24,20 @@ _QUESTION = re.compile(r"[?？]\W*$|[吗呢么][。.]?$")
 # to 40 chars).
 _TAG = re.compile(r"<([^<>\n]{1,40})>\s*[:：]")
 _BRACKET = re.compile(r"\[([^\[\]\n]{1,40})\]\s*[:：]")
-_LINE = re.compile(r"^[ \t]*([^\s:：<>][^:：<>\n]{0,39})[:：]", re.MULTILINE)
+# A line's label must look like a speaker: up to three words that start with a letter
+# ("Mary Ann", "Dr. Smith", "小明"), or one word and a number ("Speaker 2"); a colon before a
+# digit is a time ("around 10:30"), not a label.
+_NAME = r"[^\W\d_][\w'’.\-]{0,19}(?:[ \t][^\W\d_][\w'’.\-]{0,19}){0,2}|[^\W\d_][\w'’.\-]{0,19}[ \t]\d{1,3}"
+_LINE = re.compile(rf"^[ \t]*({_NAME})[ \t]*[:：](?!\d)", re.MULTILINE)
 # "User: … Assistant: … User: …" on one line, as agents often join a transcript: a name of up
-# to three capitalised words (or up to six CJK characters) and a colon, at the start or right
+# to three capitalised words (a role in any case: "user:"; or up to six CJK characters) and a colon, at the start or right
 # after a sentence ends. A CJK name may also follow a space ("用户：我在整理反馈 助手：好的"):
 # Chinese puts no spaces inside a sentence, so one there is where a turn ends. Prose has such
 # colons too ("Note: …", "他说：…"), so a line of these counts as a dialogue only with the
 # evidence of one (`_inline_turns`).
 _INLINE = re.compile(r"(?:^|(?<=[.!?…。！？\"”])|(?<=\s)(?=[\u4e00-\u9fff]{1,6}\s*[:：]))"
                      r"\s*([A-Z][\w'’.-]{0,19}(?: [A-Z][\w'’.-]{0,19}){0,2}"
+                     r"|(?i:user|assistant|human|ai|bot|agent|customer)"  # roles, whatever their case
                      r"|[\u4e00-\u9fff]{1,6})\s*[:：](?!//)")
 # Speakers an agent's transcript names by role.
 _ROLES = frozenset({"user", "assistant", "ai", "bot", "human", "system", "agent", "me", "you", "customer",
@@ -80,16 +85,23 @@ def _said_in(message: dict[str, object]) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+# A messages payload opens with its first message: `[{` or `{"messages": [{`. Anything else
+# (a bracketed note, a deeply nested array) is never parsed.
+_MESSAGES_START = re.compile(r'\[\s*\{|\{\s*"messages"\s*:\s*\[\s*\{')
+
+
 @lru_cache(maxsize=64)
 def _message_turns(query: str) -> tuple[tuple[str, str], ...]:
-    """(speaker, utterance) pairs of a JSON array of chat messages; () for anything else."""
+    """(speaker, utterance) pairs of chat messages as JSON — an array of messages, or an
+    object with a ``messages`` array — at least one said; () for anything else."""
     text = query.strip()
-    if not (text.startswith("[") and text.endswith("]")):
+    if not _MESSAGES_START.match(text) or text[-1] not in "]}":
         return ()
     try:
-        messages = json.loads(text)
-    except ValueError:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):  # RecursionError: nesting too deep to be messages
         return ()
+    messages = payload.get("messages") if isinstance(payload, dict) else payload
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return ()
     turns = []
@@ -100,7 +112,7 @@ def _message_turns(query: str) -> tuple[tuple[str, str], ...]:
         who = next((v for k in _SPEAKER_KEYS if isinstance(v := message.get(k), str) and v.strip()), "")
         if who and (said := _said_in(message)):
             turns.append((who.strip(), said))
-    return tuple(turns) if len(turns) >= 2 else ()
+    return tuple(turns)
 
 
 def _turns(query: str) -> list[tuple[str, str]]:
@@ -137,10 +149,10 @@ def _speaker(who: str) -> str:
 def without_roles(query: str) -> str:
     """A dialogue context as what its speakers said, for keywords and BM25: role labels
     (``User:``, ``<Assistant>:``) dropped, named speakers and every word kept; any other
-    query is unchanged."""
+    query is unchanged (one chat message as JSON is its text)."""
     turns = _turns(query)
     if len(turns) < 2:
-        return query
+        return turns[0][1] if turns else query
     return "\n".join(f"{_speaker(who)}{said}" for who, said in turns if said)
 
 
@@ -150,7 +162,7 @@ def asked_part(query: str) -> str:
     when it is not a dialogue context (a search written as one is all meant)."""
     said = [u for _, u in _turns(query) if u]
     if len(said) < 2:
-        return query
+        return said[0] if said else query  # one chat message as JSON: its text
     questions = [s for s in _SENTENCE_END.split(said[-1]) if _QUESTION.search(s.strip())]
     return " ".join(questions) if questions else said[-1]
 
@@ -199,8 +211,10 @@ def plain(query: str) -> str:
     said (speakers echo each other's words, which would otherwise weigh twice or three times
     in the vector). Measured in docs/BENCHMARKS.md ("Dialogue contexts as the embedder reads
     them"; "Dialogue contexts: each word once"). A single tagged utterance loses its markup
-    only; any other query is unchanged."""
+    only, and one chat message as JSON is its text; any other query is unchanged."""
     turns = _turns(query)
+    if len(turns) == 1:
+        return turns[0][1]
     if not turns and (one := _TAG.match(query.lstrip())):  # a single tagged utterance
         said = _said(query.lstrip()[one.end():])
         return f"{one.group(1).strip()}: {said}" if said else query
