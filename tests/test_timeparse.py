@@ -64,7 +64,38 @@ CASES = [
     ("2022年之前", d(1, 1, 1), d(2022, 1, 1)),
     ("Alice 3月做了什么", d(2023, 3, 1), d(2023, 4, 1)),  # a month alone: the latest up to now
     ("十二月份的事", d(2022, 12, 1), d(2023, 1, 1)),
+    # a bound on a month or a day is an open interval, as on a year
+    ("what did Bob buy before June 2022?", d(1, 1, 1), d(2022, 6, 1)),
+    ("until June 2022", d(1, 1, 1), d(2022, 7, 1)),
+    ("after March 2023", d(2023, 4, 1), d(9999, 1, 1)),
+    ("2023年3月之后", d(2023, 4, 1), d(9999, 1, 1)),
+    ("2023年3月以前", d(1, 1, 1), d(2023, 3, 1)),
+    ("since April", d(2023, 4, 1), d(9999, 1, 1)),
+    ("since 7 May", d(2023, 5, 7), d(9999, 1, 1)),
+    ("between March and April 2023", d(2023, 3, 1), d(2023, 5, 1)),
 ]
+
+
+@pytest.mark.parametrize("text, ref, start, end", [
+    ("what happened this winter?", d(2023, 1, 10), d(2022, 12, 1), d(2023, 3, 1)),  # the winter under way
+    ("last winter", d(2023, 1, 10), d(2021, 12, 1), d(2022, 3, 1)),  # the latest one over
+    ("next winter", d(2023, 1, 10), d(2023, 12, 1), d(2024, 3, 1)),
+    ("last summer", d(2023, 7, 5), d(2022, 6, 1), d(2022, 9, 1)),  # not the summer under way
+    ("this summer", d(2023, 7, 5), d(2023, 6, 1), d(2023, 9, 1)),
+    ("last summer", d(2023, 10, 2), d(2023, 6, 1), d(2023, 9, 1)),
+])
+def test_seasons_are_read_around_the_reference_time(text: str, ref: datetime, start: datetime, end: datetime) -> None:
+    window = parse_time_window(text, ref)
+    assert window is not None and (window.start, window.end) == (start, end)
+
+
+def test_a_restated_sentence_keeps_its_bound_words_for_the_restater() -> None:
+    """The conversation restater rewrites the expression itself ("yesterday" -> a date), so it
+    reads windows without bounds."""
+    (window,) = find_time_windows("I got it before yesterday.", REF, bounds=False)
+    assert (window.start, window.end, window.expression) == (d(2023, 5, 7), d(2023, 5, 8), "yesterday")
+    (bounded,) = find_time_windows("I got it before yesterday.", REF)
+    assert (bounded.start, bounded.end) == (d(1, 1, 1), d(2023, 5, 7))
 
 
 def test_a_chinese_date_without_a_year_is_the_nearest_one():

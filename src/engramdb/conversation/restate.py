@@ -132,7 +132,9 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
     if said_at is None:
         return sentence, None
     # A bare month ("in July") may be past or future in speech; only questions read it as past.
-    windows = [w for w in find_time_windows(sentence, said_at) if w.kind not in ("month_only", "month_only_zh")]
+    # Bounds off: "before yesterday" keeps "yesterday" to restate ("before 4 July 2023").
+    windows = [w for w in find_time_windows(sentence, said_at, bounds=False)
+               if w.kind not in ("month_only", "month_only_zh")]
     if not windows:
         return sentence, None
     out, cursor, pieces = sentence, 0, []

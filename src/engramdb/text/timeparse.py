@@ -103,7 +103,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "month_year"),
     (re.compile(r"(去年|今年|明年|前年)?(春天|夏天|秋天|冬天|春季|夏季|秋季|冬季)"), "season_zh"),
     # A month alone needs a preposition ("may" is also a verb): the latest such month up to ref.
-    (re.compile(rf"\b(?:in|during|since|early|mid|late|last)\s+(?:-\s*)?({'|'.join(m for m in _MONTHS if len(m) > 3 or m == 'may')})\b"
+    (re.compile(rf"\b(?:in|during|since|early|mid|late|last|before|after|until|till|by|from|between|through)\s+"
+                rf"(?:-\s*)?({'|'.join(m for m in _MONTHS if len(m) > 3 or m == 'may')})\b"
                 r"(?!\s*,?\s*\d)"), "month_only"),
     (re.compile(r"\b(last|this|next)\s+(spring|summer|autumn|fall|winter)\b"), "season_rel"),
     (re.compile(r"\b(before|after|since|until|till|by)\s+(\w+\s+)?(\d{4})\b"), "bound_year"),
@@ -184,12 +185,15 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
     if kind == "season_zh":
         return _season(g[1], ref.year + _REL[g[0]] if g[0] else ref.year, tz)
     if kind == "season_rel":
-        start, end = _season(g[1], ref.year, tz)
-        if g[0] == "last" and start >= _day(ref):
-            start, end = _season(g[1], ref.year - 1, tz)
-        elif g[0] == "next" and start <= ref:
-            start, end = _season(g[1], ref.year + 1, tz)
-        return start, end
+        # The seasons named around ref, oldest first (a winter runs into the next year).
+        seasons = [_season(g[1], year, tz) for year in range(ref.year - 2, ref.year + 2)]
+        if g[0] == "last":  # the latest one over by now ("last summer" in July is last year's)
+            return next(w for w in reversed(seasons) if w[1] <= ref)
+        if g[0] == "next":  # the first one still to begin
+            return next(w for w in seasons if w[0] > ref)
+        # "this winter": the one under way (10 January: the winter that began in December),
+        # else this year's
+        return next((w for w in seasons if w[0] <= ref < w[1]), _season(g[1], ref.year, tz))
     if kind in ("bound_year", "bound_year_zh"):
         word, year = (g[0], int(g[2])) if kind == "bound_year" else (g[1], int(g[0]))
         lo, hi = _year(year, tz)
@@ -253,11 +257,43 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
     return None  # pragma: no cover - every pattern kind is handled above
 
 
-def find_time_windows(text: str, ref: datetime) -> list[TimeWindow]:
+# A bound on a time ("before June 2023", "since May", "until 7 May", "2023年5月之后"): the word
+# right before the expression (or, for a month alone, opening it), or in Chinese right after.
+_BOUND_BEFORE = re.compile(r"\b(before|after|since|until|till|by)\s+(?:the\s+)?$")
+_BOUND_OPENING = re.compile(r"(before|after|since|until|till|by)\b")  # matched at the expression's start
+_BOUND_AFTER = re.compile(r"\s*(之前|以前|之后|以后)")  # matched right after it
+_EARLIEST, _LATEST = datetime(1, 1, 1), datetime(9999, 1, 1)
+_BOUNDED_KINDS = frozenset({"bound_year", "bound_year_zh"})  # already bounds
+
+
+def _bounded(window: tuple[datetime, datetime], word: str) -> tuple[datetime, datetime]:
+    """`window` as the open interval a bound word makes of it."""
+    tz = window[0].tzinfo
+    lo, hi = window
+    if word in ("before", "之前", "以前"):
+        return _EARLIEST.replace(tzinfo=tz), lo
+    if word in ("until", "till", "by"):
+        return _EARLIEST.replace(tzinfo=tz), hi
+    if word in ("after", "之后", "以后"):
+        return hi, _LATEST.replace(tzinfo=tz)
+    return lo, _LATEST.replace(tzinfo=tz)  # since
+
+
+def _bound_word(lowered: str, start: int, end: int) -> str | None:
+    before = _BOUND_BEFORE.search(lowered, max(0, start - 12), start)
+    opening = _BOUND_OPENING.match(lowered, start, end)
+    after = _BOUND_AFTER.match(lowered, end, end + 4)
+    found = before or opening or after
+    return found.group(1) if found else None
+
+
+def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[TimeWindow]:
     """Every time expression in `text`, resolved against `ref`, in order of appearance.
 
     Expressions do not overlap: the most specific pattern (a full date before a month before
-    a year) claims its characters first.
+    a year) claims its characters first. With `bounds`, a bound word makes an open interval of
+    one ("before June 2023": up to 1 June; "since May": from 1 May on); a year's bound always
+    does ("before 2022").
     """
     if ref.tzinfo is None:
         ref = ref.replace(tzinfo=timezone.utc)
@@ -276,6 +312,8 @@ def find_time_windows(text: str, ref: datetime) -> list[TimeWindow]:
             except (ValueError, KeyError, OverflowError):
                 continue  # "31 February", "99999999999 days ago" and the like: not a date
             if window is not None:
+                if bounds and kind not in _BOUNDED_KINDS and (word := _bound_word(lowered, m.start(), m.end())):
+                    window = _bounded(window, word)
                 claimed.append((m.start(), m.end()))
                 found.append((m.start(), TimeWindow(window[0], window[1], text[m.start():m.end()], kind)))
         if claimed:
