@@ -164,6 +164,34 @@ def test_calibrated_weighted_score_is_monotone_bounded_and_channel_count_free():
     assert alone[0].score == pytest.approx(1 / (1 + math.exp(-1.224744871)))
 
 
+def test_a_base_channel_that_found_nothing_counts_against_every_candidate() -> None:
+    """BM25 ran and no entry shares a word with the query: the embedding's best guess is not
+    the same evidence as one BM25 agrees with, so the mean counts the empty channel's weight.
+    A cue channel (a time, a name) that found nothing does not count: it was asked less."""
+    import math
+
+    from engramdb.pipeline.fuse import weighted
+
+    semantic = [(1, 0.9), (2, 0.6), (3, 0.3)]
+    weights = {"semantic": 0.4, "lexical": 0.6, "temporal": 3.0}
+    z_best = 1.224744871
+    alone = weighted({"semantic": semantic}, weights, calibration=(1.0, 0.0))
+    missed = weighted({"semantic": semantic, "lexical": []}, weights, calibration=(1.0, 0.0))
+    cue = weighted({"semantic": semantic, "temporal": []}, weights, calibration=(1.0, 0.0))
+    assert alone[0].score == pytest.approx(1 / (1 + math.exp(-z_best))) == cue[0].score
+    assert missed[0].score == pytest.approx(1 / (1 + math.exp(-0.4 * z_best)))
+    assert [c.rowid for c in missed] == [c.rowid for c in alone]  # the order is the same
+
+
+def test_nonsense_reads_as_unlikely_and_a_real_question_as_likely(tmp_path) -> None:
+    with Memory(tmp_path / "n.db", embedder="minilm") as mem:
+        mem.add(["Alice adopted a puppy named Biscuit.", "Bob bought a red bike.",
+                 "Carol is visiting in July.", "Dan got promoted to team lead."])
+        nonsense = [mem.search(q, k=1)[0].score for q in ("quantum chromodynamics lattice gauge", "?")]
+        real = mem.search("What did Bob buy?", k=1)
+    assert max(nonsense) < 0.5 < real[0].score and real[0].text == "Bob bought a red bike."
+
+
 @pytest.mark.parametrize("preset", ["default", "simplemem", "ping", "unplanned"])
 def test_asking_for_more_hits_never_reorders_the_first_ones(tmp_path, preset: str) -> None:
     """k=100 lengthens every channel's list past the preset's depth (50); the first 10 hits

@@ -76,6 +76,9 @@ def size_scale(n: int, full_depth: int) -> float:
     return math.sqrt((full_depth - 1) / (n - 1))
 
 
+BASE_CHANNELS = ("semantic", "lexical")
+
+
 def weighted(
     channel_results: dict[str, list[tuple[int, float]]],
     weights: dict[str, float],
@@ -92,8 +95,8 @@ def weighted(
     normalisation, so scores do not change with k or page size.
 
     With ``calibration = (a, b)`` the sum is divided by the total weight of the channels that
-    returned something — a weighted mean of per-channel z-scores, whatever number of channels
-    ran — and mapped to ``1 / (1 + exp(-(a · mean + b)))``: a fitted probability that the
+    returned something, and of the semantic and lexical channels if they ran and found nothing
+    — a weighted mean of per-channel z-scores, whatever number of cue channels ran — and mapped to ``1 / (1 + exp(-(a · mean + b)))``: a fitted probability that the
     entry is relevant (docs/PRESETS.md, "Calibrated score"). The map is monotone and the
     divisor is the same for every candidate of a query, so the order does not change.
 
@@ -112,7 +115,12 @@ def weighted(
         normalized[channel] = {rowid: v for (rowid, _), v in zip(results, values)}
         floors[channel] = floor
     active = [channel for channel in channel_results if channel_results[channel]]
-    total = sum(weights.get(channel, 1.0) for channel in active) or 1.0
+    # The channels every query runs count in the mean even when they found nothing: no stored
+    # entry shares a word with "quantum chromodynamics", and that is evidence against every
+    # candidate the embedding brought, not a reason to read the best of them as certain.
+    # Channels that run only on a cue (a name, a time) count only when they found something.
+    counted = active + [c for c in BASE_CHANNELS if c in channel_results and not channel_results[c]]
+    total = sum(weights.get(channel, 1.0) for channel in counted) or 1.0
     if calibration is not None and full_depth:
         total /= size_scale(max((len(channel_results[c]) for c in active), default=0), full_depth)
     # One candidate in every list (a scope of one entry): a z-score compares a row with the
