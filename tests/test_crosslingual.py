@@ -82,13 +82,25 @@ def test_parser_keeps_usable_senses_only() -> None:
         "東京 东京 [Dong1 jing1] /Tokyo, capital of Japan/",
         "米 米 [mi3] /rice/(old) meter/",
         "ABC ABC [A B C] /alphabet/",
+        "上海 上海 [Shang4 hai3] /Shanghai municipality, central east China, abbr. to 滬|沪[Hu4]/",
+        "杭州 杭州 [Hang2 zhou1] /Hangzhou subprovincial city and capital of Zhejiang province in southeast China/",
     ]
     parsed = dict(parse_cedict(lines))
     assert parsed["内存"] == ["internal storage", "computer memory", "RAM", "random access memory"]
     assert parsed["泄漏"] == ["to leak", "to divulge"]
     assert parsed["东京"] == ["Tokyo", "capital of Japan"]
     assert parsed["米"] == ["rice"]  # register-marked senses dropped
+    # a sense that opens with a proper name: the name is a sense of its own, however long the rest
+    assert parsed["上海"][:2] == ["Shanghai", "Shanghai municipality"]
+    assert parsed["杭州"][0] == "Hangzhou"
     assert "王" not in parsed and "个" not in parsed and "ABC" not in parsed
+
+
+def test_a_city_is_found_by_its_english_name() -> None:
+    """Cities have long senses ("Hangzhou subprovincial city and capital of …"); words whose
+    short sense is "…, Shanghai" must not crowd out 上海 itself."""
+    for english, chinese in (("Shanghai", "上海"), ("Hangzhou", "杭州"), ("West Lake", "西湖"), ("Tokyo", "东京")):
+        assert translate_query(english)[0] == chinese, english
 
 
 def test_specific_and_common_words_rank_first() -> None:

@@ -68,6 +68,8 @@ _REGISTER = re.compile(r"\((?:[^()]*\b)?(old|archaic|dialect|Tw|Cantonese|classi
                        r"Internet slang|Buddhism|Taoism|TCM|Hong Kong|HK|Wu dialect|Beijing dialect)\b[^()]*\)")
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,6}$")
 _NAME_SENSE = re.compile(r"\b(surname|given name|personal name)\b", re.IGNORECASE)
+# Up to three capitalised words opening a sense (the first of three letters or more).
+_LEADING_NAME = re.compile(r"[A-Z][a-z]{2,}(?: [A-Z][a-z]+){0,2}(?=[ ,;]|$)")
 #: en -> zh: a one-character Chinese word is vaguer than a compound ("膝" vs "膝盖").
 SINGLE_CHAR_FACTOR = 0.6
 
@@ -124,10 +126,16 @@ def parse_cedict(lines: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
                     senses.append(inner.strip())
             sense = _PAREN.sub(" ", sense)
             sense = re.sub(r"\S*[\u3400-\u9fff|\[\]]\S*", " ", sense)  # cross-references such as 台[tai2]
+            # "Shanghai municipality, central east China", "Hangzhou subprovincial city and
+            # capital of …", "West Lake in Hangzhou": a sense that opens with a proper name
+            # names the headword, however long the rest is; the name is a sense of its own.
+            name = _LEADING_NAME.match(sense.strip())
+            if name and name.group(0) != sense.strip():
+                senses.append(name.group(0))
             # "Tokyo, capital of Japan": each comma- or semicolon-separated part is a sense.
             senses.extend(part.strip() for part in re.split(r"[,;]", sense) if part.strip())
         if senses:
-            yield simplified, senses
+            yield simplified, list(dict.fromkeys(senses))
 
 
 def _top(scored: dict[str, float], n: int) -> tuple[tuple[str, float], ...]:
@@ -251,7 +259,7 @@ def _jieba_frequency() -> dict[str, int]:
 
 
 #: Bump when the indexes built from the same file would differ (parsing, weighting, stemming).
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 
 _lock = threading.Lock()
 _dictionary: BilingualDictionary | None = None
