@@ -103,6 +103,7 @@ SEARCHES = {
     "since at the calendar limit": (["tea", "--filter", "since=9999-12-31T23:59:59-05:00"], "out of range"),
     "until at the calendar limit": (["tea", "--filter", "until=0001-01-01T00:00:00+01:00"], "out of range"),
     "now at the calendar limit": (["tea", "--now", "9999-12-31T23:59:59-05:00"], "out of range"),
+    "no such day": (["tea", "--filter", "until=2023-02-30"], "value '2023-02-30' is not ISO 8601"),
     "empty now": (["tea", "--now", ""], "now must be an ISO 8601 time"),
     "lone surrogate": (["tea \udc80"], "not valid Unicode"),
     "unknown filter": (["tea", "--filter", "colour=red"], "unknown filter 'colour'"),

@@ -46,6 +46,9 @@ def test_import_search_json_stats_delete(run):
     assert "rerank · skipped: no cross-encoder (set [rerank] model or ENGRAM_RERANKER)" in result.output
     assert "group" in result.output and "group · skipped" not in result.output
     assert "preset: default (plan → recall → fuse" in result.output
+    context = run("search", 'User: "I moved the staging box." Assistant: "Which port?" User: "The database port"',
+                  "--explain")
+    assert "embedded: moved staging box" in context.output  # what the semantic channel read is in the tree
 
     stats = json.loads(run("stats", "--json").output)
     assert stats["count"] == report["entries"]

@@ -336,8 +336,12 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
                 branch.add(f"{c['id']} {c['score']:.4f}  {scores}", highlight=False)
         for name, channel in (stage.get("channels") or {}).items():
             queries = f", {channel['queries']} queries" if channel.get("queries", 1) > 1 else ""
-            node.add(f"{name}: {channel['n']} candidates (k={channel['k']}{queries}) in {channel['ms']:.2f} ms, "
-                     f"top score {channel['top_score']}", highlight=False)
+            leaf = node.add(f"{name}: {channel['n']} candidates (k={channel['k']}{queries}) in {channel['ms']:.2f} ms, "
+                            f"top score {channel['top_score']}", highlight=False)
+            for key, value in channel.items():  # what else the channel recorded: what it embedded, translated…
+                if key not in ("n", "k", "ms", "top_score", "queries") and value not in (None, {}, []):
+                    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                    leaf.add(escape(f"{key}: {text}"), highlight=False)
     for call in trace.get("llm_calls", []):
         tree.add(f"llm {call.get('purpose')}: {call.get('prompt_tokens')} + {call.get('completion_tokens')} tokens, "
                  f"{call.get('latency_ms')} ms{'' if call.get('ok') else ' FAILED: ' + str(call.get('error'))}",
