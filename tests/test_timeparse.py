@@ -71,8 +71,15 @@ CASES = [
     ("2023年3月之后", d(2023, 4, 1), d(9999, 1, 1)),
     ("2023年3月以前", d(1, 1, 1), d(2023, 3, 1)),
     ("since April", d(2023, 4, 1), d(9999, 1, 1)),
-    ("since 7 May", d(2023, 5, 7), d(9999, 1, 1)),
+    ("since 7 May", d(2023, 5, 7), d(2023, 5, 8)),  # a named day stays the day it names
     ("between March and April 2023", d(2023, 3, 1), d(2023, 5, 1)),
+    # a unit before the bound anchors a span next to the date, not everything before it
+    # (the day itself included: it is often when it was told)
+    ("what did John do the week before 3 August 2022?", d(2022, 7, 27), d(2022, 8, 4)),
+    ("two weeks before 11 August 2022", d(2022, 7, 28), d(2022, 8, 12)),
+    ("on the Monday before 24 July 2022", d(2022, 7, 17), d(2022, 7, 25)),
+    ("the Saturday after 28 October 2022", d(2022, 10, 28), d(2022, 11, 5)),
+    ("how many tournaments has Nate won by 10 July 2022?", d(2022, 7, 10), d(2022, 7, 11)),
 ]
 
 
@@ -94,8 +101,10 @@ def test_a_restated_sentence_keeps_its_bound_words_for_the_restater() -> None:
     reads windows without bounds."""
     (window,) = find_time_windows("I got it before yesterday.", REF, bounds=False)
     assert (window.start, window.end, window.expression) == (d(2023, 5, 7), d(2023, 5, 8), "yesterday")
-    (bounded,) = find_time_windows("I got it before yesterday.", REF)
-    assert (bounded.start, bounded.end) == (d(1, 1, 1), d(2023, 5, 7))
+    (bounded,) = find_time_windows("I got it the day before last week.", REF)
+    assert (bounded.start, bounded.end) == (d(2023, 4, 30), d(2023, 5, 8))
+    (month,) = find_time_windows("I got it before March 2023.", REF)
+    assert (month.start, month.end) == (d(1, 1, 1), d(2023, 3, 1))
 
 
 def test_a_chinese_date_without_a_year_is_the_nearest_one():

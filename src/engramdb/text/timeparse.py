@@ -279,12 +279,46 @@ def _bounded(window: tuple[datetime, datetime], word: str) -> tuple[datetime, da
     return lo, _LATEST.replace(tzinfo=tz)  # since
 
 
-def _bound_word(lowered: str, start: int, end: int) -> str | None:
+# "the week before 3 August", "the Monday before 24 July", "two weeks before 11 August": an
+# anchored span next to the date, not everything before it.
+_ANCHOR = re.compile(r"\b(?:(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)\s+)?"
+                     r"(day|night|morning|evening|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|"
+                     r"saturday|sunday)s?\s+(before|after)\s+(?:the\s+)?$")
+_ANCHOR_DAYS = {"day": 1, "night": 1, "morning": 1, "evening": 1, "week": 7, "weekend": 7, "month": 31, "year": 366}
+
+
+def _anchored(window: tuple[datetime, datetime], word: str, count: int, unit: str) -> tuple[datetime, datetime]:
+    """The span of `count` units (a weekday: a week) right before or after `window`, and the
+    window itself: "the week before 3 August" is most often what was told on 3 August (LoCoMo
+    asks that way of what a session dated 3 August says about the week before)."""
+    span = timedelta(days=_ANCHOR_DAYS.get(unit, 7) * count)
+    lo, hi = window
+    return (lo - span, hi) if word == "before" else (lo, hi + span)
+
+
+# A named day keeps its point window under a bound ("by 10 July 2022"): in a conversation
+# store everything lies before it, so an open window would lift every turn alike, while the
+# day is where what is asked was said. A month, a season or a year becomes the open interval.
+_DAY_KINDS = frozenset({"iso_date", "day_month_year", "month_day_year", "day_month", "month_day", "month_day_zh",
+                        "day_word", "day_word_zh", "weekday", "weekday_zh"})
+
+
+def _bound(lowered: str, start: int, end: int, window: tuple[datetime, datetime],
+           kind: str) -> tuple[datetime, datetime]:
+    """`window`, or what the bound or anchor words around it make of it."""
+    anchor = _ANCHOR.search(lowered, max(0, start - 40), start)
+    if anchor:
+        word = anchor.group(1)
+        count = 1 if word is None else int(word) if word.isdigit() else \
+            _EN_NUMBERS[word.removeprefix("a ") if word.startswith("a ") else word]
+        return _anchored(window, anchor.group(3), count, anchor.group(2))
+    if kind in _DAY_KINDS:
+        return window
     before = _BOUND_BEFORE.search(lowered, max(0, start - 12), start)
     opening = _BOUND_OPENING.match(lowered, start, end)
     after = _BOUND_AFTER.match(lowered, end, end + 4)
     found = before or opening or after
-    return found.group(1) if found else None
+    return _bounded(window, found.group(1)) if found else window
 
 
 def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[TimeWindow]:
@@ -292,8 +326,9 @@ def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[Tim
 
     Expressions do not overlap: the most specific pattern (a full date before a month before
     a year) claims its characters first. With `bounds`, a bound word makes an open interval of
-    one ("before June 2023": up to 1 June; "since May": from 1 May on); a year's bound always
-    does ("before 2022").
+    a month, season or year ("before June 2023": up to 1 June; "since May": from 1 May on), and
+    a unit before the bound a span next to a day ("the week before 3 August": 27 July to
+    3 August, that day included); a year's bound always does ("before 2022").
     """
     if ref.tzinfo is None:
         ref = ref.replace(tzinfo=timezone.utc)
@@ -312,8 +347,8 @@ def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[Tim
             except (ValueError, KeyError, OverflowError):
                 continue  # "31 February", "99999999999 days ago" and the like: not a date
             if window is not None:
-                if bounds and kind not in _BOUNDED_KINDS and (word := _bound_word(lowered, m.start(), m.end())):
-                    window = _bounded(window, word)
+                if bounds and kind not in _BOUNDED_KINDS:
+                    window = _bound(lowered, m.start(), m.end(), window, kind)
                 claimed.append((m.start(), m.end()))
                 found.append((m.start(), TimeWindow(window[0], window[1], text[m.start():m.end()], kind)))
         if claimed:
