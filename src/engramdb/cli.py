@@ -268,7 +268,8 @@ def _render_hit(rank: int, hit: dict[str, Any]) -> str:
 @click.option("--group-by", type=click.Choice(["doc", "path", "session"]), default=None,
               help="Keep only the best entry per document/path/session.")
 @click.option("--now", default=None,
-              help="Reference time for 'last week', '上周'... (ISO 8601; default: the newest entry's time not after the clock).")
+              help="Reference time for 'last week', '上周'... (ISO 8601; default: the newest entry's time "
+                   "not after the clock).")
 @click.option("--threshold", type=float, default=None, metavar="P",
               help="Drop hits scoring below P (with the calibrated default preset: the chance it is relevant).")
 @click.option("--planner", type=click.Choice(["none", "rules", "llm"]), default=None,

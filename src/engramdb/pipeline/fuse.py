@@ -96,9 +96,10 @@ def weighted(
 
     With ``calibration = (a, b)`` the sum is divided by the total weight of the channels that
     returned something, and of the semantic and lexical channels if they ran and found nothing
-    — a weighted mean of per-channel z-scores, whatever number of cue channels ran — and mapped to ``1 / (1 + exp(-(a · mean + b)))``: a fitted probability that the
-    entry is relevant (docs/PRESETS.md, "Calibrated score"). The map is monotone and the
-    divisor is the same for every candidate of a query, so the order does not change.
+    — a weighted mean of per-channel z-scores, whatever number of cue channels ran — and
+    mapped to ``1 / (1 + exp(-(a · mean + b)))``: a fitted probability that the entry is
+    relevant (docs/PRESETS.md, "Calibrated score"). The map is monotone and the divisor is the
+    same for every candidate of a query, so the order does not change.
 
     ``full_depth`` is the list length the calibration was fitted on (the channels' preset
     depth). A z-score over n scores cannot exceed sqrt(n - 1), so in a store (or a filtered

@@ -99,17 +99,11 @@ class Filters:
             values = [value] if isinstance(value, str) else value
             getattr(self, plural[key]).extend(check_str_list(values, "value"))
         elif key in ("since", "until"):
-            given = value
             if key == "until" and _is_bare_date(value):
                 day = value.isoformat() if isinstance(value, date) else str(value).strip()
+                normalize_timestamp(day, "value")  # a day that does not exist is named as given
                 value = f"{day}T23:59:59"  # the whole day (times are kept to the second)
-            try:
-                setattr(self, key, normalize_timestamp(value, "value"))
-            except ValueError:
-                if given is value:
-                    raise
-                normalize_timestamp(given, "value")  # the error names what was given, not the day's end
-                raise
+            setattr(self, key, normalize_timestamp(value, "value"))
         elif key in ("location", "topic", "doc_id", "path", "session_id", "turn_id", "speaker"):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = str(value)  # `--filter turn_id=3` or {"turn_id": 3} mean the text "3"

@@ -30,8 +30,8 @@ _BRACKET = re.compile(r"\[([^\[\]\n]{1,40})\]\s*[:：]")
 _NAME = r"[^\W\d_][\w'’.\-]{0,19}(?:[ \t][^\W\d_][\w'’.\-]{0,19}){0,2}|[^\W\d_][\w'’.\-]{0,19}[ \t]\d{1,3}"
 _LINE = re.compile(rf"^[ \t]*({_NAME})[ \t]*[:：](?!\d)", re.MULTILINE)
 # "User: … Assistant: … User: …" on one line, as agents often join a transcript: a name of up
-# to three capitalised words (a role in any case: "user:"; or up to six CJK characters) and a colon, at the start or right
-# after a sentence ends. A CJK name may also follow a space ("用户：我在整理反馈 助手：好的"):
+# to three capitalised words (a role in any case: "user:"; or up to six CJK characters) and a
+# colon, at the start or right after a sentence ends. A CJK name may also follow a space ("用户：我在整理反馈 助手：好的"):
 # Chinese puts no spaces inside a sentence, so one there is where a turn ends. Prose has such
 # colons too ("Note: …", "他说：…"), so a line of these counts as a dialogue only with the
 # evidence of one (`_inline_turns`).

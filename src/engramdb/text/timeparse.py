@@ -40,6 +40,11 @@ class TimeWindow:
         return self.start <= moment < self.end
 
 
+def _en_count(word: str) -> int:
+    """"3", "two", "a couple of", "a few" as a number."""
+    return int(word) if word.isdigit() else _EN_NUMBERS[word.removeprefix("a ") if word.startswith("a ") else word]
+
+
 def _zh_number(text: str) -> int | None:
     if text.isdigit():
         return int(text)
@@ -196,14 +201,10 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         return next((w for w in seasons if w[0] <= ref < w[1]), _season(g[1], ref.year, tz))
     if kind in ("bound_year", "bound_year_zh"):
         word, year = (g[0], int(g[2])) if kind == "bound_year" else (g[1], int(g[0]))
-        lo, hi = _year(year, tz)
-        if word in ("before", "until", "till", "by", "之前", "以前", "前"):
-            return datetime(1, 1, 1, tzinfo=tz), (lo if word in ("before", "之前", "以前", "前") else hi)
-        return (hi if word in ("after", "之后", "以后", "后") else lo), datetime(9999, 1, 1, tzinfo=tz)
+        return _bounded(_year(year, tz), word)
     if kind in ("n_ago", "n_ago_zh"):
         if kind == "n_ago":
-            word = g[0]
-            count = int(word) if word.isdigit() else _EN_NUMBERS[word.removeprefix("a ") if word.startswith("a ") else word]
+            count = _en_count(g[0])
             unit, sign = g[1], (-1 if g[2] == "ago" else 1)
         else:
             count = _zh_number(g[0]) or 0
@@ -270,11 +271,11 @@ def _bounded(window: tuple[datetime, datetime], word: str) -> tuple[datetime, da
     """`window` as the open interval a bound word makes of it."""
     tz = window[0].tzinfo
     lo, hi = window
-    if word in ("before", "之前", "以前"):
+    if word in ("before", "之前", "以前", "前"):
         return _EARLIEST.replace(tzinfo=tz), lo
     if word in ("until", "till", "by"):
         return _EARLIEST.replace(tzinfo=tz), hi
-    if word in ("after", "之后", "以后"):
+    if word in ("after", "之后", "以后", "后"):
         return hi, _LATEST.replace(tzinfo=tz)
     return lo, _LATEST.replace(tzinfo=tz)  # since
 
@@ -308,9 +309,7 @@ def _bound(lowered: str, start: int, end: int, window: tuple[datetime, datetime]
     """`window`, or what the bound or anchor words around it make of it."""
     anchor = _ANCHOR.search(lowered, max(0, start - 40), start)
     if anchor:
-        word = anchor.group(1)
-        count = 1 if word is None else int(word) if word.isdigit() else \
-            _EN_NUMBERS[word.removeprefix("a ") if word.startswith("a ") else word]
+        count = 1 if anchor.group(1) is None else _en_count(anchor.group(1))
         return _anchored(window, anchor.group(3), count, anchor.group(2))
     if kind in _DAY_KINDS:
         return window
