@@ -54,6 +54,12 @@ def test_mcp_tools_end_to_end(tmp_path: Path) -> None:
         found = call_json(await session.call_tool("memory_search", {"q": "Where does Alice live?", "top_k": 3}))
         assert found["hits"][0]["id"] == moved["id"] and "score" in found["hits"][0]
         assert old not in {h["id"] for h in found["hits"]}
+        # The chat messages as the query, as a JSON string (which the SDK parses) or as a list.
+        messages = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Hi!"},
+                    {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Where does Alice live?"}]
+        for query in (json.dumps(messages), messages):
+            chat = call_json(await session.call_tool("memory_search", {"query": query, "k": 3}))
+            assert chat["hits"][0]["id"] == moved["id"], query
         updated = call_json(await session.call_tool("memory_update", {"id": moved["id"],
                                                                       "text": "Alice moved to Lisbon in 2024."}))
         assert updated["entry"]["text"].endswith("2024.")

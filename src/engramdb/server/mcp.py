@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 from typing import Any, Callable, Sequence, get_type_hints
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -122,12 +123,14 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         "entries with their ids, scores (with the default preset: the chance each is relevant), times and sources. "
         "context=1 adds the turn before and after each conversation-turn hit."))
     @_engram_errors
-    def memory_search(ctx: Context, query: str | None = None, k: int | None = None, q: str | None = None,
-                      top_k: int | None = None, limit: int | None = None,
+    def memory_search(ctx: Context, query: str | list[dict[str, Any]] | None = None, k: int | None = None,
+                      q: str | None = None, top_k: int | None = None, limit: int | None = None,
                       filters: dict[str, Any] | None = None, now: str | None = None,
                       context: int = 0) -> dict[str, Any]:
         ns = scope(ctx, "read", "memory_search")
-        text = query or q
+        # The SDK hands a JSON-array string over already parsed: the messages go back to the
+        # text `Memory.search` reads them from (text.dialogue).
+        text = json.dumps(query, ensure_ascii=False) if isinstance(query, list) else (query or q)
         if not text:
             raise InputError("give the question as query")
         size = next((v for v in (k, top_k, limit) if v is not None), 5)
