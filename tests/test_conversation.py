@@ -39,6 +39,10 @@ RESTATEMENTS = [
     ("我4月12日去了北京。", "我2023年4月12日去了北京。", "2023-04-12"),
     ("Kim昨天去了北京。", "Kim 2023年5月7日去了北京。", "2023-05-07"),  # a Latin name and the year apart
     ("他12月去了北京。", "他12月去了北京。", None),  # a month alone may be past or future: kept
+    # after a bound word the date goes without its preposition
+    ("I had finished it before yesterday.", "I had finished it before 7 May 2023.", "2023-05-07"),
+    ("Since last month I run daily.", "Since April 2023 I run daily.", "2023-04-01"),
+    ("我5月之前去过北京。", "我5月之前去过北京。", None),  # a month alone, under a bound: kept
 ]
 
 

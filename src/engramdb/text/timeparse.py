@@ -119,7 +119,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
                 r"(day|week|month|year)s?\s+(ago|later|from now)\b"), "n_ago"),
     # The number starts where a run of numerals starts: retried from inside the run it would
     # rescan the same run from every position (quadratic on a long run of digits).
-    (re.compile(r"(?<![\d零一二两三四五六七八九十])([\d零一二两三四五六七八九十]+)\s*(天|日|周|星期|个月|月|年)"
+    (re.compile(r"(?<![\d零一二两三四五六七八九十])([\d零一二两三四五六七八九十]+)\s*(天|日|周|星期|个月|年)"
                 r"(前|以前|之前|后|以后|之后)"), "n_ago_zh"),
     (re.compile(r"\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|"
                 r"tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"), "day_word"),
@@ -133,7 +133,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # end there ("五月份", "五月的", "五月。"), not run into a word: 五月天 is a band, 一月一次 a rate.
     (re.compile(r"(?<![\d零一二两三四五六七八九十年个每第])(1[0-2]|0?[1-9])月份?(?![\d日号天次])"), "month_only_zh"),
     (re.compile(r"(?<![\d零一二两三四五六七八九十年个每第])(十[一二]?|[一二三四五六七八九])月"
-                r"(?:份|(?=[的初底末中里间，。？！、；：,.?!;:\s]|$))"), "month_only_zh"),
+                r"(?:份|(?=[的初底末中里间，。？！、；：,.?!;:\s]|[之以]?[前后](?!天)|$))"), "month_only_zh"),
 ]
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
@@ -208,7 +208,7 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
             unit, sign = g[1], (-1 if g[2] == "ago" else 1)
         else:
             count = _zh_number(g[0]) or 0
-            unit = {"天": "day", "日": "day", "周": "week", "星期": "week", "个月": "month", "月": "month", "年": "year"}[g[1]]
+            unit = {"天": "day", "日": "day", "周": "week", "星期": "week", "个月": "month", "年": "year"}[g[1]]
             sign = -1 if g[2] in ("前", "以前", "之前") else 1
         if unit == "day":
             start = _day(ref, sign * count)
@@ -262,7 +262,7 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
 # right before the expression (or, for a month alone, opening it), or in Chinese right after.
 _BOUND_BEFORE = re.compile(r"\b(before|after|since|until|till|by)\s+(?:the\s+)?$")
 _BOUND_OPENING = re.compile(r"(before|after|since|until|till|by)\b")  # matched at the expression's start
-_BOUND_AFTER = re.compile(r"\s*(之前|以前|之后|以后)")  # matched right after it
+_BOUND_AFTER = re.compile(r"\s*(之前|以前|之后|以后|前(?!天)|后(?!天))")  # matched right after it
 _EARLIEST, _LATEST = datetime(1, 1, 1), datetime(9999, 1, 1)
 _BOUNDED_KINDS = frozenset({"bound_year", "bound_year_zh"})  # already bounds
 
