@@ -186,3 +186,14 @@ def _active(res) -> list[str]:  # type: ignore[no-untyped-def]
 def _stage(res, name: str) -> dict:  # type: ignore[no-untyped-def]
     """The trace record of the stage `name` (positions move when a preset adds stages)."""
     return next(s for s in res.trace["stages"] if s["stage"] == name)
+
+
+@pytest.mark.parametrize(("question", "keywords"), [
+    ("她养了几只猫和狗？", ["养", "猫", "狗"]),  # one character is the whole word
+    ("她上个月读了哪些书", ["读", "书"]),
+    ("黄山山顶晚上冷吗？要带什么？", ["黄山", "山顶", "晚上", "冷"]),  # 要 / 带 only frame the question
+    ("我们去了哪些地方？", ["地方"]),
+])
+def test_chinese_keywords_keep_one_character_content_words(question: str, keywords: list[str]) -> None:
+    plan = RulePlanner().plan(question, PlanContext(now=NOW, match_names=lambda text: []))
+    assert plan.keywords == keywords

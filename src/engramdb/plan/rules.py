@@ -73,6 +73,11 @@ def _without_times(query: str, windows: list[TimeWindow]) -> str:
     return query
 
 
+# One character can be the whole content word (买, 猫, 书, 冷), so single characters count,
+# but not the light verbs that frame a question ("去了哪些地方", "要带什么") without saying what.
+_LIGHT_VERBS_ZH = frozenset("去来要会能想说做带看找用")
+
+
 def _keywords(text: str) -> list[str]:
     """Surface words worth matching, in order: no stopwords, no question words."""
     out: list[str] = []
@@ -83,8 +88,8 @@ def _keywords(text: str) -> list[str]:
         if re.fullmatch(r"[\u3400-\u9fff]+", lower):
             from ..text.tokenize import _cjk_terms
 
-            out.extend(w for w in _cjk_terms(lower)
-                       if w not in STOPWORDS_ZH and len(w) > 1 and not _ZH_QUESTION_RE.search(w))
+            out.extend(w for w in _cjk_terms(lower) if w not in STOPWORDS_ZH and w not in _LIGHT_VERBS_ZH
+                       and not _ZH_QUESTION_RE.search(w))
         elif lower and lower not in STOPWORDS_EN and lower not in _QUESTION_WORDS and len(lower) > 1:
             out.append(lower)
     return list(dict.fromkeys(out))
