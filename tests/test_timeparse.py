@@ -22,7 +22,7 @@ CASES = [
     ("see you tomorrow", d(2023, 5, 9), d(2023, 5, 10)),
     ("two days ago", d(2023, 5, 6), d(2023, 5, 7)),
     ("3 weeks ago", d(2023, 4, 17), d(2023, 4, 24)),
-    ("a couple of months ago", d(2023, 3, 1), d(2023, 4, 1)),
+    ("a couple of months ago", d(2023, 2, 1), d(2023, 4, 1)),  # two or three months back
     ("last week", d(2023, 5, 1), d(2023, 5, 8)),
     ("this week", d(2023, 5, 8), d(2023, 5, 15)),
     ("next month", d(2023, 6, 1), d(2023, 7, 1)),
@@ -57,6 +57,32 @@ CASES = [
     ("三天前", d(2023, 5, 5), d(2023, 5, 6)),
     ("两周前", d(2023, 4, 24), d(2023, 5, 1)),
     ("2023年5月", d(2023, 5, 1), d(2023, 6, 1)),
+    # A relative year with a month is that month, not the year.
+    ("Alice 今年3月跑了多远？", d(2023, 3, 1), d(2023, 4, 1)),
+    ("去年12月 Alice 去看了什么医生？", d(2022, 12, 1), d(2023, 1, 1)),
+    ("去年十二月五号", d(2022, 12, 5), d(2022, 12, 6)),
+    ("4月以来", d(2023, 4, 1), d(9999, 1, 1)),  # since April
+    # Both ends of a range of months.
+    ("between April and May", d(2023, 4, 1), d(2023, 6, 1)),
+    ("what happened from March to April", d(2023, 3, 1), d(2023, 5, 1)),
+    ("between August and November 2022", d(2022, 8, 1), d(2022, 12, 1)),
+    # A rolling span up to today, not the calendar unit before it.
+    ("in the past month", d(2023, 4, 8), d(2023, 5, 9)),
+    ("over the last 10 days", d(2023, 4, 28), d(2023, 5, 9)),
+    ("最近三天", d(2023, 5, 5), d(2023, 5, 9)),
+    ("过去两周", d(2023, 4, 24), d(2023, 5, 9)),
+    ("the last two weeks of August 2022", d(2022, 8, 1), d(2022, 9, 1)),  # not a rolling span
+    # Vague counts are spans; a fortnight, 个星期, 半个月, the week before last.
+    ("a few days ago", d(2023, 5, 2), d(2023, 5, 7)),
+    ("几天前", d(2023, 5, 2), d(2023, 5, 7)),
+    ("前几天", d(2023, 5, 2), d(2023, 5, 8)),
+    ("the other day", d(2023, 5, 1), d(2023, 5, 8)),
+    ("a fortnight ago", d(2023, 4, 24), d(2023, 5, 1)),
+    ("两个星期前", d(2023, 4, 24), d(2023, 5, 1)),
+    ("半个月前", d(2023, 4, 17), d(2023, 4, 24)),
+    ("the week before last", d(2023, 4, 24), d(2023, 5, 1)),
+    ("上上个月", d(2023, 3, 1), d(2023, 4, 1)),
+    ("What did Alice do over the weekend?", d(2023, 5, 6), d(2023, 5, 8)),
     ("2022年3月14日", d(2022, 3, 14), d(2022, 3, 15)),
     ("5月20日", d(2023, 5, 20), d(2023, 5, 21)),
     ("去年夏天", d(2022, 6, 1), d(2022, 9, 1)),

@@ -131,10 +131,11 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
     """
     if said_at is None:
         return sentence, None
-    # A bare month ("in July") may be past or future in speech; only questions read it as past.
+    # A bare month ("in July") or "over the weekend" may be past or future in speech; only
+    # questions read them as past.
     # Bounds off: "before yesterday" keeps "yesterday" to restate ("before 4 July 2023").
     windows = [w for w in find_time_windows(sentence, said_at, bounds=False)
-               if w.kind not in ("month_only", "month_only_zh")]
+               if w.kind not in ("month_only", "month_only_zh", "weekend_recent")]
     if not windows:
         return sentence, None
     out, cursor, pieces = sentence, 0, []

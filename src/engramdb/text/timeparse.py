@@ -23,7 +23,11 @@ _MONTHS["sept"] = 9
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12, "春天": 3, "夏天": 6, "秋天": 9, "冬天": 12,
             "春季": 3, "夏季": 6, "秋季": 9, "冬季": 12}
 _EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
+               "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3, "several": 3}
+# A vague count ("a few days ago", "几天前", "the other day") is a span of counts, not one.
+_VAGUE_EN = {"a few": (2, 6), "few": (2, 6), "several": (2, 6), "a couple of": (2, 3), "couple of": (2, 3)}
+_VAGUE_ZH = (2, 6)  # 几
+_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
 
@@ -94,7 +98,21 @@ def _shift_months(ref: datetime, months: int) -> datetime:
 
 
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_COUNT_EN = r"\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|couple of|a few|few|several"
+_COUNT_ZH = r"[\d零一二两三四五六七八九十几半]+"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # "between April and May (2023)", "from March to June": both months, not the first alone.
+    (re.compile(rf"\b(?:between|from)\s+({_MONTH_RE})\.?(?:\s+(\d{{4}}))?\s+(?:and|to|till|until|through|thru|-|–)\s+"
+                rf"({_MONTH_RE})\b\.?(?:,?\s+(\d{{4}})\b)?"), "month_range"),
+    # A rolling span up to today: "the past month", "over the last 10 days", "past two weeks"
+    # (not "the last two weeks of August"; "last week" without a count is the calendar week).
+    (re.compile(rf"\b(the\s+)?(past|last|previous)\s+(?:({_COUNT_EN})\s+)?(day|week|fortnight|month|year)s?\b"
+                r"(?!\s+of\b)"), "rolling"),
+    (re.compile(r"\bthe\s+(week|month|year)\s+before\s+last\b"), "before_last"),
+    (re.compile(r"\bthe\s+other\s+day\b"), "other_day"),
+    # "over the weekend": the latest weekend begun by then (a question asks of the past; the
+    # restater leaves it, since in speech it may lie ahead).
+    (re.compile(r"\b(?:over|during)\s+the\s+weekend\b"), "weekend_recent"),
     (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "iso_date"),
     (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "day_month_year"),
     (re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"), "month_day_year"),
@@ -104,6 +122,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
      "month_day"),
     (re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]"), "iso_date"),
     (re.compile(r"(\d{4})年(\d{1,2})月"), "year_month_zh"),
+    # 今年3月 / 去年十二月 / 去年12月5日: that year's month (or day), not the whole year.
+    (re.compile(r"(去年|今年|明年|前年)\s*(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月"
+                r"(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])[日号]"), "rel_year_day_zh"),
+    (re.compile(r"(去年|今年|明年|前年)\s*(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月份?"), "rel_year_month_zh"),
+    # 最近三天 / 过去两周 / 近一个月 / 这几天: a rolling span up to today.
+    (re.compile(rf"(?:最近|过去|(?<!附)近|这)的?\s*({_COUNT_ZH})\s*(天|日|周|个星期|星期|个礼拜|个月|年)"), "rolling_zh"),
+    (re.compile(r"前几天|这几天"), "few_days_zh"),
     (re.compile(r"(?<![\d年])(\d{1,2})月(\d{1,2})[日号]"), "month_day_zh"),
     (re.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "month_year"),
     (re.compile(r"(去年|今年|明年|前年)?(春天|夏天|秋天|冬天|春季|夏季|秋季|冬季)"), "season_zh"),
@@ -115,11 +140,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(before|after|since|until|till|by)\s+(\w+\s+)?(\d{4})\b"), "bound_year"),
     (re.compile(r"(\d{4})年(之前|以前|前|之后|以后|后)"), "bound_year_zh"),
     (re.compile(r"\b(?:in|during|of)\s+(\d{4})\b|\b(\d{4})\s*年(?!\d)"), "year"),
-    (re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)\s+"
-                r"(day|week|month|year)s?\s+(ago|later|from now)\b"), "n_ago"),
+    (re.compile(rf"\b({_COUNT_EN})\s+(day|week|fortnight|month|year)s?\s+(ago|later|from now)\b"), "n_ago"),
     # The number starts where a run of numerals starts: retried from inside the run it would
     # rescan the same run from every position (quadratic on a long run of digits).
-    (re.compile(r"(?<![\d零一二两三四五六七八九十])([\d零一二两三四五六七八九十]+)\s*(天|日|周|星期|个月|年)"
+    (re.compile(rf"(?<![\d零一二两三四五六七八九十几半])({_COUNT_ZH})\s*(天|日|周|个星期|星期|个礼拜|礼拜|个月|年)"
                 r"(前|以前|之前|后|以后|之后)"), "n_ago_zh"),
     (re.compile(r"\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|"
                 r"tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"), "day_word"),
@@ -127,7 +151,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(last|this|next|past)\s+(week|weekend|month|year)\b"), "rel_unit"),
     (re.compile(r"\b(last|this|next|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"), "weekday"),
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(?:周|星期|礼拜)([一二三四五六日天])"), "weekday_zh"),
-    (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(周|星期|礼拜|月)|(去年|今年|明年|前年)"), "rel_unit_zh"),
+    (re.compile(r"(上上个|上上|上个|上|这个|这|本|下下个|下下|下个|下)(周|星期|礼拜|月)|(去年|今年|明年|前年)"), "rel_unit_zh"),
     # A month alone ("12月", "十二月份"): as "in December", the latest such month up to ref. Last,
     # so a date, "3个月前" or "下个月" has claimed its characters first. Spelled in numerals it must
     # end there ("五月份", "五月的", "五月。"), not run into a word: 五月天 is a band, 一月一次 a rate.
@@ -139,7 +163,7 @@ _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
               "the day after tomorrow": 2, "last night": -1, "this morning": 0, "this afternoon": 0, "this evening": 0, "大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "今天": 0, "今晚": 0,
               "明天": 1, "后天": 2}
-_REL = {"last": -1, "past": -1, "this": 0, "next": 1, "上上": -2, "上个": -1, "上": -1, "这个": 0, "这": 0, "本": 0,
+_REL = {"last": -1, "past": -1, "this": 0, "next": 1, "上上个": -2, "下下个": 2, "下下": 2, "上上": -2, "上个": -1, "上": -1, "这个": 0, "这": 0, "本": 0,
         "下个": 1, "下": 1, "去年": -1, "今年": 0, "明年": 1, "前年": -2}
 
 
@@ -158,9 +182,110 @@ def _nearest_day(month: int, day: int, ref: datetime) -> tuple[datetime, datetim
     return start, start + timedelta(days=1)
 
 
+def _ym(moment: datetime) -> tuple[int, int]:
+    return moment.year, moment.month
+
+
+def _span_back(ref: datetime, unit: str, lo: float, hi: float, sign: int = -1) -> tuple[datetime, datetime]:
+    """The periods `lo` to `hi` units before (`sign` -1) or after `ref`, whole: days, calendar
+    weeks, months or years. A fortnight is two weeks; half a month (半个月) the week 15 days
+    away, half a year (半年) the month six months away."""
+    tz = ref.tzinfo
+    if unit == "fortnight":
+        unit, lo, hi = "week", lo * 2, hi * 2
+    if lo != int(lo) and unit == "month":
+        ref, unit, lo, hi = ref + timedelta(days=sign * 15), "week", 0, 0
+    elif lo != int(lo) and unit == "year":
+        unit, lo, hi = "month", lo * 12, hi * 12
+    near, far = sign * int(lo), sign * int(hi)
+    if unit == "day":
+        a, b = (_day(ref, near), _day(ref, near) + timedelta(days=1)), (_day(ref, far), _day(ref, far) + timedelta(days=1))
+    elif unit == "week":
+        a, b = _week(ref + timedelta(weeks=near), 0), _week(ref + timedelta(weeks=far), 0)
+    elif unit == "month":
+        a, b = _month(*_ym(_shift_months(ref, near)), tz), _month(*_ym(_shift_months(ref, far)), tz)
+    else:
+        a, b = _year(ref.year + near, tz), _year(ref.year + far, tz)
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
+def _rolling(ref: datetime, unit: str, count: float) -> tuple[datetime, datetime]:
+    """The `count` units up to and including today: "the past month" is the last 30 days."""
+    if unit == "month":
+        whole = int(count)
+        start = _shift_months(ref, -whole) - timedelta(days=round((count - whole) * 30))
+    else:
+        start = ref - timedelta(days=_UNIT_DAYS[unit] * count)
+    return _day(start), _day(ref, 1)
+
+
+def _zh_count(text: str) -> tuple[float, float] | None:
+    """A Chinese (or Arabic) count as a range: 三 (3, 3), 几 (2, 6), 半 (0.5, 0.5)."""
+    if text == "几":
+        return _VAGUE_ZH
+    if text == "半":
+        return 0.5, 0.5
+    number = _zh_number(text)
+    return None if number is None else (number, number)
+
+
+_ZH_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "个星期": "week", "礼拜": "week",
+             "个礼拜": "week", "个月": "month", "年": "year"}
+
+
 def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, datetime] | None:
     tz = ref.tzinfo
     g = m.groups()
+    if kind == "month_range":
+        first, last = _MONTHS[g[0]], _MONTHS[g[2]]
+        if g[3]:
+            end_year = int(g[3])
+        elif g[1]:
+            end_year = int(g[1]) + (last < first)
+        else:  # the latest such month up to ref
+            end_year = ref.year if last <= ref.month else ref.year - 1
+        start_year = int(g[1]) if g[1] else end_year - (first > last)
+        return _month_start(start_year, first, tz), _month_start(end_year, last + 1, tz)
+    if kind == "rolling":
+        the, word, count_word, unit = g
+        if count_word is None and (word == "last" or (word == "previous" and not the)):
+            return None  # "last week", "the last month": the calendar unit (rel_unit)
+        if count_word is None:
+            count: float = 1
+        elif count_word in _VAGUE_EN:
+            count = _VAGUE_EN[count_word][1] + 1
+        else:
+            count = _en_count(count_word)
+        return _rolling(ref, "week" if unit == "fortnight" else unit, count * (2 if unit == "fortnight" else 1))
+    if kind == "rolling_zh":
+        counts = _zh_count(g[0])
+        if counts is None:
+            return None
+        vague = g[0] == "几"
+        return _rolling(ref, _ZH_UNITS[g[1]], counts[1] + 1 if vague and _ZH_UNITS[g[1]] == "day" else counts[1])
+    if kind == "before_last":
+        if g[0] == "week":
+            return _week(ref, -2)
+        if g[0] == "month":
+            return _month(*_ym(_shift_months(ref, -2)), tz)
+        return _year(ref.year - 2, tz)
+    if kind == "weekend_recent":
+        saturday = _week(ref, 0 if ref.weekday() >= 5 else -1)[0] + timedelta(days=5)
+        return saturday, saturday + timedelta(days=2)
+    if kind in ("other_day", "few_days_zh"):  # "the other day", 前几天: a few days back
+        return _day(ref, -7 if kind == "other_day" else -_VAGUE_ZH[1]), _day(ref, 0)
+    if kind in ("rel_year_month_zh", "rel_year_day_zh"):
+        month = int(g[1]) if g[1].isdigit() else _zh_number(g[1])
+        if month is None or not 1 <= month <= 12:
+            return None
+        year = ref.year + _REL[g[0]]
+        if kind == "rel_year_month_zh":
+            return _month(year, month, tz)
+        day_of_month = int(g[2]) if g[2].isdigit() else _zh_number(g[2])
+        if day_of_month is None:
+            return None
+        start = datetime(year, month, day_of_month, tzinfo=tz)
+        return start, start + timedelta(days=1)
     if kind == "iso_date":
         start = datetime(int(g[0]), int(g[1]), int(g[2]), tzinfo=tz)
         return start, start + timedelta(days=1)
@@ -204,12 +329,21 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         return _bounded(_year(year, tz), word)
     if kind in ("n_ago", "n_ago_zh"):
         if kind == "n_ago":
-            count = _en_count(g[0])
             unit, sign = g[1], (-1 if g[2] == "ago" else 1)
+            if g[0] in _VAGUE_EN:  # "a few days ago": two to six days back, not three exactly
+                return _span_back(ref, unit, *_VAGUE_EN[g[0]], sign=sign)
+            count = _en_count(g[0])
+            if unit == "fortnight":
+                unit, count = "week", count * 2
         else:
-            count = _zh_number(g[0]) or 0
-            unit = {"天": "day", "日": "day", "周": "week", "星期": "week", "个月": "month", "年": "year"}[g[1]]
+            unit = _ZH_UNITS[g[1]]
             sign = -1 if g[2] in ("前", "以前", "之前") else 1
+            counts = _zh_count(g[0])
+            if counts is None:
+                return None
+            if counts[0] != counts[1] or counts[0] != int(counts[0]):  # 几天前, 半个月前
+                return _span_back(ref, unit, *counts, sign=sign)
+            count = int(counts[0])
         if unit == "day":
             start = _day(ref, sign * count)
             return start, start + timedelta(days=1)
@@ -262,9 +396,11 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
 # right before the expression (or, for a month alone, opening it), or in Chinese right after.
 _BOUND_BEFORE = re.compile(r"\b(before|after|since|until|till|by)\s+(?:the\s+)?$")
 _BOUND_OPENING = re.compile(r"(before|after|since|until|till|by)\b")  # matched at the expression's start
-_BOUND_AFTER = re.compile(r"\s*(之前|以前|之后|以后|前(?!天)|后(?!天))")  # matched right after it
+_BOUND_AFTER = re.compile(r"\s*(之前|以前|之后|以后|以来|前(?!天)|后(?!天))")  # matched right after it
 _EARLIEST, _LATEST = datetime(1, 1, 1), datetime(9999, 1, 1)
-_BOUNDED_KINDS = frozenset({"bound_year", "bound_year_zh"})  # already bounds
+# Already bounds, or spans a bound word does not open ("from March to June", "the past month").
+_BOUNDED_KINDS = frozenset({"bound_year", "bound_year_zh", "month_range", "rolling", "rolling_zh", "other_day",
+                            "few_days_zh"})
 
 
 def _bounded(window: tuple[datetime, datetime], word: str) -> tuple[datetime, datetime]:
@@ -300,7 +436,7 @@ def _anchored(window: tuple[datetime, datetime], word: str, count: int, unit: st
 # A named day keeps its point window under a bound ("by 10 July 2022"): in a conversation
 # store everything lies before it, so an open window would lift every turn alike, while the
 # day is where what is asked was said. A month, a season or a year becomes the open interval.
-_DAY_KINDS = frozenset({"iso_date", "day_month_year", "month_day_year", "day_month", "month_day", "month_day_zh",
+_DAY_KINDS = frozenset({"rel_year_day_zh", "iso_date", "day_month_year", "month_day_year", "day_month", "month_day", "month_day_zh",
                         "day_word", "day_word_zh", "weekday", "weekday_zh"})
 
 
