@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from engramdb import Memory
-from engramdb.plan import PlanContext, RulePlanner
+from engramdb.plan import NoPlanner, PlanContext, RulePlanner
 
 NOW = datetime(2023, 5, 22, 12, 0, tzinfo=timezone.utc)  # a Monday
 FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
@@ -197,3 +198,20 @@ def _stage(res, name: str) -> dict:  # type: ignore[no-untyped-def]
 def test_chinese_keywords_keep_one_character_content_words(question: str, keywords: list[str]) -> None:
     plan = RulePlanner().plan(question, PlanContext(now=NOW, match_names=lambda text: []))
     assert plan.keywords == keywords
+
+
+def test_role_labels_are_not_persons_even_when_the_store_tags_the_assistants_turns(tmp_path: Path) -> None:
+    """An assistant's turns carry "Assistant" as their speaker (a person tag); a chat context's
+    "Assistant:" label is markup, so it must not make every assistant turn a name match."""
+    with Memory(tmp_path / "roles.db", embedder="minilm") as mem:
+        mem.add_conversation([("Alice", "We adopted a kitten, a grey British shorthair."),
+                              ("Assistant", "Congratulations!")], session_id="s1", session_time="2025-04-05T15:00:00")
+        context = PlanContext(NOW, lambda text: mem.store.match_names("default", text))
+        assert ("person", "assistant") in context.match_names("Assistant: hello")  # the store does know it
+        chat = "User: I'm tired. Assistant: Sorry to hear that. User: What breed is the kitten, Alice?"
+        messages = json.dumps([{"role": "user", "content": "I'm tired."},
+                               {"role": "assistant", "content": "Sorry to hear that."},
+                               {"role": "user", "content": "What breed is the kitten?"}])
+        for query, persons in [(chat, ["alice"]), (messages, [])]:
+            assert RulePlanner().plan(query, context).persons == persons
+            assert NoPlanner().plan(query, context).persons == persons

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 
 from ..conversation.model import as_utc
+from ..text.dialogue import without_roles
 from .base import PlanContext, Planner
 from .model import INTENTS, MAX_SUB_QUERIES, EvidenceRoute, QueryPlan
 
@@ -112,7 +113,7 @@ class PlanReply(BaseModel):
 
 
 def _render_user(query: str, context: PlanContext) -> str:
-    names = context.match_names(query)
+    names = context.match_names(without_roles(query))
     known = "; ".join(f"{field}: {value}" for field, value in names) or "none"
     now = context.now.isoformat() if context.now else "unknown"
     return f"Question: {query}\nReference time: {now}\nKnown names in the question: {known}"

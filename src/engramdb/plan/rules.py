@@ -120,7 +120,9 @@ class RulePlanner:
         # The hull of bounded windows; an open bound ("before 2022") keeps its open side.
         start = min((w.start for w in windows), default=None)
         end = max((w.end for w in windows), default=None)
-        names = context.match_names(query)
+        # Names said, not role labels: "Assistant:" is markup, though the store tags the
+        # assistant's turns with it as their speaker.
+        names = context.match_names(without_roles(query))
         persons = [v for f, v in names if f == "person"]
         entities = [v for f, v in names if f == "entity" and v not in persons]
         location = next((v for f, v in names if f == "location"), None)
@@ -166,7 +168,7 @@ class NoPlanner:
     def plan(self, query: str, context: PlanContext) -> QueryPlan:
         asked = asked_part(query)
         windows = find_time_windows(asked, context.now) if context.now is not None else []
-        names = context.match_names(query)
+        names = context.match_names(without_roles(query))
         return QueryPlan(
             query=query, keywords=[], persons=[v for f, v in names if f == "person"],
             entities=[v for f, v in names if f == "entity"],
