@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..model import Entry, Source
-from ..text.tokenize import query_terms
+from ..text.tokenize import STOPWORDS_EN, query_terms
 from .model import Conversation, Turn
 from ..text.timeparse import TimeWindow
 from .restate import resolve_pronouns, resolve_time
 
-_SENTENCE_RE = re.compile(r"(?<=[.!?…])\s+(?=[\"'“A-Z0-9])|(?<=[。！？；])")
+# A sentence ends at . ! ? … before a capital, a digit or a quote, but not after a title
+# ("Ms. Chen", "Dr. Zhou"), or at 。！？；.
+_SENTENCE_RE = re.compile(r"(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMrs\.)(?<!\bProf\.)"
+                          r"(?<=[.!?…])\s+(?=[\"'“A-Z0-9])|(?<=[。！？；])")
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _LEANING_RE = re.compile(r"^(?:it|this|that|these|those|they|them|he|she|him|her|his|its|there|so|and|but|also|"
                          r"plus|which|then)\b", re.IGNORECASE)
@@ -45,6 +48,8 @@ _NOT_NAMES = {"I", "The", "A", "An", "It", "This", "That", "My", "We", "You", "H
               "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
               "December", "Between", "If", "Also", "Just", "Well", "Sure", "Ok", "Okay", "Haha", "Lol", "Plus",
               "Congrats", "Congratulations", "Awesome", "Great", "Good", "Thank", "Let", "Last", "Next", "During"}
+_OPENING = "\"'“‘(「『[-–— "
+_NOT_ENTITY_WORDS = STOPWORDS_EN | {"mr", "mrs", "ms", "dr", "prof", "st", "did", "does", "do", "not", "yes", "no"}
 _TOPICS = {
     "family": "kids children son daughter mom dad mother father husband wife family parents sister brother baby",
     "work": "job work career office boss colleague project company business interview promotion",
@@ -103,15 +108,25 @@ def _names(text: str, known: set[str]) -> tuple[list[str], list[str], str | None
     for m in _CAPITALISED_RE.finditer(text):
         phrase = m.group(1).strip(" .'")
         words = phrase.split()
-        while words and words[0] in _NOT_NAMES:
+        said = len(words)
+        while words and (words[0] in _NOT_NAMES or words[0].lower() in _NOT_ENTITY_WORDS):
             words = words[1:]
+        if words and len(words[-1]) == 1:  # "Q" of "Q1", "A" of "Plan A": not a name's word
+            words = words[:-1]
         phrase = " ".join(words)
         if phrase.endswith(("'s", "’s")):
             phrase = phrase[:-2]
         if not phrase or phrase in persons or phrase == place or any(w in known for w in phrase.split()):
             continue
-        # Sentence-initial words are capitalised anyway; keep them only when they are acronyms.
-        at_start = m.start() == 0 or text[: m.start()].rstrip().endswith((".", "!", "?", ":"))
+        # One capitalised function word ("Did", "Not"), letter ("Q" of "Q1") or title ("Ms")
+        # names nothing; a question would match it as an entity.
+        if len(words) == 1 and (len(phrase) == 1 or phrase.lower().rstrip(".") in _NOT_ENTITY_WORDS):
+            continue
+        # Sentence-initial words are capitalised anyway (after an opening quote too: a restated
+        # answer quotes the question); keep them only when they are acronyms.
+        before = text[: m.start()].rstrip().rstrip(_OPENING)
+        at_start = (not before.strip() or before.rstrip().endswith((".", "!", "?", ":", "…"))) \
+            and len(words) == said  # "Did Bob call?": Bob is not the word that opens it
         if at_start and not phrase.isupper() and len(words) == 1:
             continue
         entities.append(phrase)

@@ -1,0 +1,40 @@
+"""The offline extractor's names: what a fact is tagged with is what a question matches
+symbolically, so a capitalised function word must not become an entity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engramdb import Memory
+from engramdb.conversation.extract import _names, split_sentences
+
+
+def test_a_title_does_not_end_a_sentence() -> None:
+    assert split_sentences("My teacher is Ms. Chen. She is great. Dr. Zhou agreed.") == [
+        "My teacher is Ms. Chen.", "She is great.", "Dr. Zhou agreed."]
+
+
+@pytest.mark.parametrize(("text", "entities"), [
+    ('Asked "Did they fill it?", Alice said: "Not yet, I go back in January."', []),  # quoted openers
+    ("Not yet.", []),
+    ("Our Q1 numbers beat the plan.", []),  # a letter before a digit
+    ("Did Bob call NASA?", ["Bob", "NASA"]),  # the word after a stripped opener is a name
+    ("I met Ms. Chen at the Eiffel Tower.", ["Ms. Chen", "Eiffel Tower"]),
+])
+def test_function_words_letters_and_titles_are_not_entities(text: str, entities: list[str]) -> None:
+    assert _names(text, {"Alice"})[1] == entities
+
+
+def test_facts_from_a_chat_are_not_tagged_with_its_function_words(tmp_path: Path) -> None:
+    with Memory(tmp_path / "facts.db", embedder="minilm") as mem:
+        mem.add_conversation([("Alice", "I had a dentist appointment, they found a small cavity."),
+                              ("Assistant", "Sorry to hear that. Did they fill it?"),
+                              ("Alice", "Not yet, I go back in January. My teacher is Ms. Chen.")],
+                             session_id="s1", session_time="2024-12-02T09:30:00")
+        facts = [e for e in mem.list(filters={"kind": "fact"}, limit=100)]
+        assert facts
+        tags = {t.lower() for e in facts for t in e.entities}
+        assert not tags & {"did", "not", "ms", "q"}, tags
+        assert any(e.text.endswith("Ms. Chen.") for e in facts)  # not cut after "Ms."
