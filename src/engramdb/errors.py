@@ -45,6 +45,12 @@ class StoreBusyError(StoreError):
     """Another process held the store's write lock for longer than the busy timeout."""
 
 
+class WriteConflictError(StoreBusyError):
+    """An entry a write was prepared from changed before the write (another writer got there
+    first); nothing was written. `Memory.update` and `add` re-read and retry on their own, so
+    this reaches a caller only when the entry keeps changing under it."""
+
+
 class StoreCorruptError(StoreError):
     """SQLite reports the file as damaged."""
 

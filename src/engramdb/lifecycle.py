@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .errors import InputError, NotFoundError
+from .errors import InputError, NotFoundError, WriteConflictError
 from .model import Entry
 from .writer import with_stored_fields
 from .store.base import Filters
@@ -61,6 +61,9 @@ def _one(store: "Store", namespace: str, entry_id: str) -> Entry:
     return found[0]
 
 
+_UPDATE_ATTEMPTS = 20  # each retry loses only to an update committed in between
+
+
 def update(writer: "Writer", entry_id: str, changes: dict[str, Any], namespace: str,
            actor: str | None) -> Entry:
     """The entry with `changes` applied, stored under the same id in one transaction."""
@@ -69,15 +72,25 @@ def update(writer: "Writer", entry_id: str, changes: dict[str, Any], namespace: 
         raise InputError(f"update cannot change {', '.join(unknown)} (it changes {', '.join(UPDATABLE)})")
     if not changes:
         raise InputError("update needs at least one field to change")
-    current = _one(writer.store, namespace, entry_id)
-    data = current.to_dict()
-    data.update(changes)
-    try:
-        entry = Entry.from_dict(data).normalized(namespace)
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise InputError(f"update {entry_id}: {exc}") from None
-    entry.created_at = current.created_at
-    writer.write([entry], namespace=namespace, actor=actor)
+    # Read, change, and write only if the entry is still as read (a compare-and-swap inside the
+    # write transaction): two updates of different fields at once both land, one after the
+    # other, instead of the later one writing back the earlier one's field as it was.
+    for attempt in range(_UPDATE_ATTEMPTS):
+        current = _one(writer.store, namespace, entry_id)
+        data = current.to_dict()
+        data.update(changes)
+        try:
+            entry = Entry.from_dict(data).normalized(namespace)
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise InputError(f"update {entry_id}: {exc}") from None
+        entry.created_at = current.created_at
+        try:
+            writer.write([entry], namespace=namespace, actor=actor, expect={entry_id: current})
+        except WriteConflictError:
+            if attempt == _UPDATE_ATTEMPTS - 1:
+                raise
+            continue
+        break
     return _one(writer.store, namespace, entry_id)
 
 

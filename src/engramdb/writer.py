@@ -11,15 +11,20 @@ not call back up into each other.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .embed import Embedder
-from .errors import InputError
+from .errors import InputError, WriteConflictError
 from .model import Entry, stable_id
 from .store.base import EntryTerms, Filters, Store
 from .text.tokenize import analyze
+
+
+# Passes of a merging write (`keep_stored_fields`) before a conflict reaches the caller: each
+# pass loses only to a writer that committed the same entry in between.
+_MERGE_ATTEMPTS = 5
 
 
 def entry_terms(entry: Entry) -> EntryTerms:
@@ -46,8 +51,16 @@ class Writer:
 
     def write(self, entries: Sequence[Entry], *, namespace: str, replaces: Filters | None = None,
               actor: str | None = None, log: bool = True, keep_stored_fields: bool = False,
-              removes: Sequence[str] = (), reinstates: Sequence[str] = ()) -> tuple[int, int, int]:
+              removes: Sequence[str] = (), reinstates: Sequence[str] = (),
+              expect: Mapping[str, Entry] | None = None) -> tuple[int, int, int]:
         """Write normalised entries of `namespace` in one transaction.
+
+        With ``keep_stored_fields`` an entry is merged with what is stored, and written only if
+        that is still what is stored (compare-and-swap); an entry another writer added or
+        changed in between is merged again and written in a new transaction (a few times at
+        most), so concurrent adds of one text with different tags keep every tag. ``expect``
+        (id -> the entry as the caller read it, each id among the written) makes the write a
+        compare-and-swap for the caller, who retries (`lifecycle.update`): `WriteConflictError`.
 
         ``replaces`` makes the batch the whole new content of a scope (a notes file's path, a
         conversation's session): entries of that scope the batch does not hold are deleted in
@@ -65,6 +78,29 @@ class Writer:
         """
         if any(e.namespace != namespace for e in entries):
             raise InputError(f"a write batch holds entries of one namespace ({namespace!r})")
+        if expect is not None or not keep_stored_fields:
+            return self._write_once(entries, namespace, replaces, actor, log, keep_stored_fields, removes,
+                                    reinstates, expect)
+        total_written = 0
+        for attempt in range(_MERGE_ATTEMPTS):
+            try:
+                written, unchanged, removed, skipped = self._write_once(
+                    entries, namespace, replaces, actor, log, True, removes, reinstates, None, merge_checked=True)
+            except WriteConflictError:
+                if attempt == _MERGE_ATTEMPTS - 1:
+                    raise
+                continue
+            total_written += written
+            if not skipped or attempt == _MERGE_ATTEMPTS - 1:
+                return total_written, unchanged - total_written + written, removed
+            # another writer stored some of these first: merge with theirs and write again
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _write_once(self, entries: Sequence[Entry], namespace: str, replaces: Filters | None, actor: str | None,
+                    log: bool, keep_stored_fields: bool, removes: Sequence[str], reinstates: Sequence[str],
+                    expect: Mapping[str, Entry] | None, merge_checked: bool = False) -> Any:
+        """One classify-embed-upsert pass. Returns (written, unchanged, removed), and with
+        `merge_checked` also how many new entries another writer stored first (skipped)."""
         by_id: dict[str | None, Entry] = {}
         for entry in entries:  # an id twice in one batch: the later one, adding to the earlier with keep_stored_fields
             earlier = by_id.get(entry.id)
@@ -72,11 +108,14 @@ class Writer:
                 if keep_stored_fields and earlier is not None else entry
         unique = list(by_id.values())
         new, unchanged, changed = self.store.classify(unique)
+        merged_from: dict[str, Entry] = {}
         if keep_stored_fields and changed:  # only entries stored with other content are read again
             stored = {e.id: e for e in self.store.get(namespace, [e.id for e in changed if e.id])}
             merged = [with_stored_fields(e, stored[e.id]) if e.id in stored else e for e in changed]
             _, same, changed = self.store.classify(merged)
             unchanged = unchanged + same
+            if merge_checked:
+                merged_from = {e.id: stored[e.id] for e in changed if e.id and e.id in stored}
         for entry in unique:  # classify kept each stored link; these lose theirs
             if entry.id in reinstates and entry.superseded_by is not None:
                 entry.superseded_by = None
@@ -87,16 +126,20 @@ class Writer:
         keep = {e.id for e in unique if e.id}
         removes = [i for i in dict.fromkeys(removes) if i not in keep]
         if not todo and not removes and (replaces is None or set(self.store.ids(namespace, replaces)) <= keep):
-            return 0, len(unchanged), 0  # nothing to write or remove (checked again when writing)
+            return (0, len(unchanged), 0, 0) if merge_checked else (0, len(unchanged), 0)  # checked again when writing
         vectors = self._vectors_for(namespace, todo, changed) if todo else None
         terms = [entry_terms(e) for e in todo]
         written, removed = self.store.upsert(namespace, todo, vectors, terms,
                                              replace=[*(e.id for e in changed if e.id), *removes],
-                                             scope=replaces, keep=keep, actor=actor, log=log)
+                                             scope=replaces, keep=keep, actor=actor, log=log,
+                                             expect={**merged_from, **(expect or {})} or None)
         removed += len(removes)
         # An entry another writer stored between `classify` and the write was skipped there:
-        # it is unchanged, not written by this call.
-        return written, len(unchanged) + len(todo) - written, removed
+        # it is unchanged, not written by this call (with `merge_checked`, merged next pass).
+        skipped = len(todo) - written
+        if merge_checked:
+            return written, len(unchanged) + skipped, removed, skipped
+        return written, len(unchanged) + skipped, removed
 
     def _vectors_for(self, namespace: str, todo: list[Entry], changed: list[Entry]) -> Any:
         kept = self.store.stored_vectors(namespace, {e.id: e.text for e in changed if e.id}) if changed else {}

@@ -14,11 +14,11 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, ContextManager, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, WriteConflictError
 from ..model import KINDS, Entry
 from ..validation import check_json_scalar, check_str, check_str_list, json_or_text, normalize_timestamp
 
@@ -150,6 +150,17 @@ class EntryTerms:
     tags: tuple[str, ...]
 
 
+def check_expected(expect: Mapping[str, Entry] | None, replaced: Mapping[str, str],
+                   decode: Callable[[str], Entry]) -> None:
+    """Inside a write transaction: each entry `expect` names must still be stored as it was read
+    (`replaced` holds what the write just deleted, id -> stored JSON); else the write is rolled
+    back with `WriteConflictError` (an update read before another writer's commit)."""
+    for entry_id, entry in (expect or {}).items():
+        old = replaced.get(entry_id)
+        if old is None or decode(old) != entry:
+            raise WriteConflictError(f"entry {entry_id} changed while this write was prepared; nothing was written")
+
+
 class Store(Protocol):
     """What the pipeline and `Memory` need from storage. Rows are addressed by integer rowid
     (unique in the store, never reused, increasing in insertion order).
@@ -165,7 +176,8 @@ class Store(Protocol):
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]: ...
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
-               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> tuple[int, int]: ...
+               keep: set[str] | None = None, actor: str | None = None, log: bool = True,
+               expect: Mapping[str, Entry] | None = None) -> tuple[int, int]: ...
     def get(self, namespace: str, ids: Sequence[str]) -> list[Entry]: ...
     def fetch(self, rowids: Sequence[int]) -> dict[int, Entry]: ...
     def stored_vectors(self, namespace: str, texts: dict[str, str]) -> dict[str, np.ndarray]: ...

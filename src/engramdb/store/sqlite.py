@@ -14,14 +14,14 @@ import json
 from collections import Counter
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, ContextManager, Iterable, Iterator, Sequence
+from typing import Any, ContextManager, Iterable, Iterator, Mapping, Sequence
 
 import apsw
 import numpy as np
 
 from ..errors import EngramError, ModelMismatchError, NotFoundError
 from ..model import Entry, timestamp_epoch, utc_now
-from .base import EntryTerms, Filters
+from .base import EntryTerms, Filters, check_expected
 from .batches import PLACE, PLACE_COLUMNS, check_batch, ids_by_namespace, inherited_places, split_by_stored
 from .channels import NAME_FIELDS, name_tags, rank_symbolic
 from .connection import BUSY_TIMEOUT_MS, map_driver_error, scalar, translate_driver_errors
@@ -133,9 +133,13 @@ class SQLiteStore:
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
-               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> tuple[int, int]:
+               keep: set[str] | None = None, actor: str | None = None, log: bool = True,
+               expect: Mapping[str, Entry] | None = None) -> tuple[int, int]:
         """Insert normalised entries of `namespace` (and their vectors and analysed terms, same
         order) in ONE transaction.
+
+        `expect` (id -> the entry as read) makes it a compare-and-swap: each of those ids must
+        be in `replace` and still stored as read, or nothing is written (`WriteConflictError`).
 
         `replace` lists ids of that namespace to delete first (entries whose fields changed).
         With `scope`, entries matching it whose id is not in `keep` are deleted too (the
@@ -163,6 +167,7 @@ class SQLiteStore:
                 for entry_id, old in gone.items():
                     self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = self._delete_ids(conn, namespace, list(replace), doomed) if replace else {}
+            check_expected(expect, replaced, decode_entry)
             places = inherited_places(entries, doomed)
             for i, entry in enumerate(entries):
                 entry.created_at = entry.created_at or now

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from typing import Any, ContextManager, Iterable, Iterator, Sequence
+from typing import Any, ContextManager, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -23,7 +23,7 @@ from psycopg import IsolationLevel
 
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, utc_now
-from ..base import SCHEMA_VERSION, EntryTerms, Filters
+from ..base import SCHEMA_VERSION, EntryTerms, Filters, check_expected
 from ..batches import PLACE, check_batch, ids_by_namespace, inherited_places, split_by_stored
 from ..channels import NAME_FIELDS
 from ..gazetteer import Gazetteer
@@ -255,8 +255,10 @@ class PostgresStore:
 
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
-               keep: set[str] | None = None, actor: str | None = None, log: bool = True) -> tuple[int, int]:
-        """Insert entries (vectors, analysed terms) in ONE transaction; see `SQLiteStore.upsert`."""
+               keep: set[str] | None = None, actor: str | None = None, log: bool = True,
+               expect: Mapping[str, Entry] | None = None) -> tuple[int, int]:
+        """Insert entries (vectors, analysed terms) in ONE transaction; see `SQLiteStore.upsert`
+        (writers hold the store's advisory lock, so what `delete_rows` reads is current)."""
         check_batch(namespace, entries, vectors, terms)
         if vectors is not None and self._dim is not None:
             for i, vec in enumerate(vectors):
@@ -277,6 +279,7 @@ class PostgresStore:
                 for entry_id, old in gone.items():
                     log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = delete_rows(cur, namespace, list(replace), doomed) if replace else {}
+            check_expected(expect, replaced, decode_entry)
             places = inherited_places(entries, doomed)
             written = insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log, places)
             for entry_id, old in replaced.items():
