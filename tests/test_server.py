@@ -399,3 +399,37 @@ def test_timeline_and_sessions_for_any_reader_in_its_namespace(server: Running) 
         assert error(http.get("/v1/timeline", params={"filter": "colour=red"})) == (400, "bad_input")
     with server.client() as anonymous:
         assert error(anonymous.get("/v1/sessions")) == (401, "unauthorized")
+
+
+def test_a_lower_max_k_caps_the_default_k_and_refuses_a_larger_one(tmp_path: Path) -> None:
+    running = Running(tmp_path / "capped.db", Limits(max_k=3))
+    try:
+        with running.client() as http:
+            http.post("/v1/memories", json={"entries": [f"Note {i} about tea." for i in range(6)]})
+            found = http.post("/v1/memories/search", json={"query": "tea"})  # k not given: 10 > 3
+            assert found.status_code == 200, found.text
+            assert len(found.json()["hits"]) == 3
+            assert error(http.post("/v1/memories/search", json={"query": "tea", "k": 4}))[0] in (400, 422)
+    finally:
+        running.stop()
+
+
+def test_an_import_the_client_abandons_leaves_no_temporary_file(server: Running, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))  # where the server spools the body
+    line = json.dumps({"text": "Alice lives in Berlin."}).encode() + b"\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
+        raw.sendall(b"POST /v1/import HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\n"
+                    b"Content-Length: 100000\r\n\r\n" + line * 50)  # then the client goes away
+        time.sleep(0.3)
+    for _ in range(200):  # the server notices the disconnect and cleans up (bounded wait)
+        if not list(spool.iterdir()):
+            break
+        time.sleep(0.05)
+    assert list(spool.iterdir()) == []
+    with server.client() as http:  # and it still serves
+        assert http.get("/healthz").json()["status"] == "ok"

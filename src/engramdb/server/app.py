@@ -306,9 +306,11 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
 
     @app.post("/v1/memories/search", response_model=SearchResultModel, tags=["memories"])
     def search(body: SearchRequest, ns: str = Depends(need("read"))) -> Any:
-        if body.k > limits.max_k:
+        # The default k (10) follows a lower --max-k; a k the client asks for must fit under it.
+        k = body.k if "k" in body.model_fields_set else min(body.k, limits.max_k)
+        if k > limits.max_k:
             raise InputError(f"k must be at most {limits.max_k} here")
-        result = memory.search(body.query, k=body.k, filters=body.filters, namespace=ns, preset=body.preset,
+        result = memory.search(body.query, k=k, filters=body.filters, namespace=ns, preset=body.preset,
                                group_by=body.group_by, now=body.now, explain=body.explain, threshold=body.threshold,
                                include_superseded=body.include_superseded, show_expired=body.show_expired,
                                context=body.context)
@@ -383,9 +385,14 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         import tempfile
 
         with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as tmp:
-            async for chunk in request.stream():  # at most --max-body-bytes (body_limit.py)
-                tmp.write(chunk)
-        path = Path(tmp.name)
+            path = Path(tmp.name)
+            try:
+                async for chunk in request.stream():  # at most --max-body-bytes (body_limit.py)
+                    tmp.write(chunk)
+            except BaseException:  # the client went away (or sent too much): no file left behind
+                tmp.close()
+                path.unlink(missing_ok=True)
+                raise
         try:
             report = await asyncio.to_thread(memory.import_path, path, namespace=ns)
         except InputError as exc:  # name the body's line, not the server's temporary file

@@ -133,7 +133,7 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         text = json.dumps(query, ensure_ascii=False) if isinstance(query, list) else (query or q)
         if not text:
             raise InputError("give the question as query")
-        size = next((v for v in (k, top_k, limit) if v is not None), 5)
+        size = next((v for v in (k, top_k, limit) if v is not None), min(5, max_k or 5))
         if max_k is not None and size > max_k:
             raise InputError(f"k must be at most {max_k} here")
         result = memory.search(text, k=size, filters=filters, now=now, namespace=ns, context=context)
