@@ -254,3 +254,45 @@ def test_cli_update_history_supersede_expire_purge(tmp_path: Path) -> None:
     missing = run("update", "nope", "--text", "x")
     assert missing.exit_code == 1 and missing.output.startswith("error: not found in namespace 'default': nope")
     assert run("update", new).exit_code == 2  # nothing to change: a usage error
+
+
+def test_an_items_own_supersede_links_are_checked_like_the_argument(mem: Memory) -> None:
+    """`superseded_by` in an item would hide it behind any id; `supersedes` in an item is read
+    as the `supersedes` argument (checked, both sides linked); links already stored are fine."""
+    old = mem.add("Alice lives in Berlin.")[0]
+    with pytest.raises(InputError, match="superseded_by is set by the store"):
+        mem.add({"text": "Bob likes tea.", "superseded_by": old})
+    assert [e.text for e in mem.list()] == ["Alice lives in Berlin."]  # nothing was written
+    with pytest.raises(NotFoundError):
+        mem.add({"text": "Alice moved to Lisbon.", "supersedes": ["no-such-id"]})
+    new = mem.add({"text": "Alice moved to Lisbon.", "supersedes": [old]})[0]
+    [was] = mem.get(old)
+    assert was.superseded_by == new  # both sides linked, so the old one is hidden from search
+    assert old not in [h.id for h in mem.search("where does Alice live", k=5)]
+    with pytest.raises(InputError, match="one item added"):
+        mem.add([{"text": "x one", "supersedes": [new]}, {"text": "x two"}])
+    # An entry read and added back, links and all, is a no-op.
+    assert mem.add([was.to_dict(), mem.get(new)[0].to_dict()]) == [old, new]
+
+
+def test_a_jsonl_file_cannot_set_supersede_links_or_reuse_an_id(mem: Memory, tmp_path: Path) -> None:
+    old = mem.add("Alice lives in Berlin.")[0]
+    cases = {
+        "hide.jsonl": [{"text": "Alice likes tea."}, {"text": "ghost", "superseded_by": old}],
+        "one_sided.jsonl": [{"text": "Alice moved to Lisbon.", "supersedes": [old]}],
+        "twice.jsonl": [{"id": "n1", "text": "first"}, {"id": "n1", "text": "second"}],
+    }
+    messages = {"hide.jsonl": ":2: superseded_by is set by the store", "one_sided.jsonl": "supersedes names entries",
+                "twice.jsonl": ":2: id n1 is also line 1's"}
+    for name, rows in cases.items():
+        path = tmp_path / name
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        with pytest.raises(InputError, match=messages[name]):
+            mem.import_path(path)
+        assert [e.text for e in mem.list()] == ["Alice lives in Berlin."]  # nothing written
+    # The same entry twice, or an exported entry with the links it has, imports as before.
+    [was] = mem.get(old)
+    again = tmp_path / "again.jsonl"
+    again.write_text(json.dumps(was.to_dict()) + "\n" + json.dumps({"text": "Alice lives in Berlin."}) + "\n",
+                     encoding="utf-8")
+    assert mem.import_path(again)["written"] == 0

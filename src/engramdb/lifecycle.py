@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .errors import InputError, NotFoundError, WriteConflictError
 from .model import Entry
@@ -59,6 +59,31 @@ def _one(store: "Store", namespace: str, entry_id: str) -> Entry:
     if not found:
         raise NotFoundError(f"not found in namespace {namespace!r}: {entry_id}")
     return found[0]
+
+
+def new_links(store: "Store", namespace: str, entries: Sequence[Entry], where: Callable[[int], str]) -> bool:
+    """Check the supersede links entries to be added carry, before anything is written.
+
+    The store owns them: a `superseded_by` an entry does not have stored already would hide it
+    behind any id (another namespace's too) and raises `InputError` (``where(index)`` names the
+    item); `supersedes` it has stored already is kept as stored. Returns whether an entry names
+    entries it does not supersede yet, which only `Memory.add(..., supersedes=)` may link (both
+    sides, checked)."""
+    linked = [e for e in entries if e.superseded_by is not None or e.supersedes]
+    if not linked:
+        return False
+    stored = {e.id: e for e in store.get(namespace, [e.id for e in linked if e.id])}
+    fresh = False
+    for index, entry in enumerate(entries):
+        known = stored.get(entry.id) if entry.id else None
+        if entry.superseded_by is not None and (known is None or known.superseded_by != entry.superseded_by):
+            raise InputError(f"{where(index)}: superseded_by is set by the store when a newer entry supersedes "
+                             "this one; add the newer entry with supersedes=[this id]")
+        if known is not None and set(entry.supersedes) <= set(known.supersedes):
+            entry.supersedes = list(known.supersedes)  # nothing new to link
+        elif entry.supersedes:
+            fresh = True
+    return fresh
 
 
 _UPDATE_ATTEMPTS = 20  # each retry loses only to an update committed in between

@@ -214,6 +214,16 @@ class Memory:
             raise InputError(f"add takes a string, an Entry, a dict or a list of them, not {type(items).__name__}")
         ns = self._scope(namespace)
         entries = self._normalize(items, ns, kind)
+        # The store owns supersede links: an item's own new `superseded_by` would hide it (naming
+        # any id, another namespace's too) and its own new `supersedes` would leave the old entry
+        # visible. Links the stored entry has already are fine (an entry read and added back);
+        # one item's new `supersedes` is read as the argument, which checks and links both.
+        if lifecycle.new_links(self.store, ns, entries, lambda index: f"item {index}"):
+            if len(entries) != 1 or (supersedes is not None and set(supersedes) != set(entries[0].supersedes)):
+                raise InputError("an item's supersedes links entries only when it is the one item added (or "
+                                 "give supersedes=[ids] for it)")
+            supersedes = list(entries[0].supersedes)
+            entries[0].supersedes = []
         if expires_at is not None:
             expiry = checked(normalize_timestamp, expires_at, "expires_at")
             for entry in entries:

@@ -18,18 +18,37 @@ def read_jsonl_entries(path: Path, namespace: str) -> list[Entry]:
 
     Every entry goes to `namespace`: a line naming another namespace is refused.
     """
-    entries: list[Entry] = []
+    return [entry for _, entry in _numbered_entries(path, namespace)]
+
+
+def _numbered_entries(path: Path, namespace: str) -> list[tuple[int, Entry]]:
+    """(line number, entry) for every line; two lines naming one id with different texts are
+    refused (the first would be lost without a word)."""
+    entries: list[tuple[int, Entry]] = []
+    seen: dict[str, tuple[int, str]] = {}
     for number, data in jsonl_objects(path):
         try:
-            entries.append(Entry.from_dict(data).normalized(namespace))
+            entry = Entry.from_dict(data).normalized(namespace)
         except (ValueError, TypeError, RecursionError) as exc:
             raise InputError(f"{path}:{number}: {exc}") from None
+        earlier = seen.setdefault(entry.id or "", (number, entry.text))
+        if earlier[1] != entry.text:
+            raise InputError(f"{path}:{number}: id {entry.id} is also line {earlier[0]}'s, with another text; "
+                             "an id names one entry")
+        entries.append((number, entry))
     return entries
 
 
 def import_jsonl(writer: "Writer", path: Path, *, namespace: str, batch_size: int = 256,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    entries = read_jsonl_entries(path, namespace)
+    from ..lifecycle import new_links
+
+    numbered = _numbered_entries(path, namespace)
+    entries = [entry for _, entry in numbered]
+    if new_links(writer.store, namespace, entries, lambda index: f"{path}:{numbered[index][0]}"):
+        raise InputError(f"{path}: an entry's supersedes names entries it does not supersede yet; link them with "
+                         "`engram add --supersedes` / Memory.add(..., supersedes=[...]), or import an `engram "
+                         "export` dump, which keeps both sides")
     written = unchanged = 0
     with writer.store.bulk_load(len(entries)):  # a large import: indexes built once at the end
         for start in range(0, len(entries), batch_size):
