@@ -108,3 +108,30 @@ def test_jsonl_import_and_line_numbered_errors(tmp_path: Path, mem: Memory):
     assert mem.count() == 2
     with pytest.raises(InputError, match="no such file"):
         mem.import_path(tmp_path / "missing.jsonl")
+
+
+@pytest.mark.parametrize("bad", [b"caf\xe9 au lait\n", b"nul \x00 here\n"])  # Latin-1, a NUL character
+def test_a_bad_note_anywhere_in_a_folder_writes_nothing_and_names_the_file(tmp_path: Path, mem: Memory,
+                                                                          bad: bytes) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\nAlice lives in Berlin.\n", encoding="utf-8")
+    (folder / "b.txt").write_text("Bob likes tea.\n", encoding="utf-8")
+    (folder / "c.md").write_bytes(bad)  # sorted last: read after the good ones
+    with pytest.raises(InputError, match="c.md"):
+        mem.import_path(folder)
+    assert mem.count() == 0
+
+
+def test_a_symlink_beside_its_target_is_one_note_and_a_reimport_settles(tmp_path: Path, mem: Memory) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\nAlice lives in Berlin.\n", encoding="utf-8")
+    try:
+        (folder / "link.md").symlink_to(folder / "a.md")
+    except OSError:
+        pytest.skip("no symlinks on this file system")
+    first = mem.import_path(folder)
+    assert (first["files"], first["removed"]) == (1, 0) and mem.count() == 1
+    again = mem.import_path(folder)
+    assert (again["written"], again["removed"]) == (0, 0) and mem.count() == 1

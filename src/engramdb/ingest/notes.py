@@ -40,31 +40,42 @@ def note_entries(file: Path, rel_path: str, namespace: str, doc_id: str | None =
     except UnicodeDecodeError as exc:
         raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     entries = []
-    for index, chunk in enumerate(chunk_markdown(text)):
-        heading = " > ".join(chunk.heading_path)
-        body = f"{heading}\n{chunk.text}" if heading else chunk.text
-        entries.append(
-            Entry(
-                text=body,
-                kind="chunk",
-                namespace=namespace,
-                topic=chunk.heading_path[0] if chunk.heading_path else None,
-                source=Source(doc_id=doc_id or rel_path, path=rel_path, chunk_index=index,
-                              heading_path=chunk.heading_path),
-            ).normalized(namespace)
-        )
+    try:
+        for index, chunk in enumerate(chunk_markdown(text)):
+            heading = " > ".join(chunk.heading_path)
+            body = f"{heading}\n{chunk.text}" if heading else chunk.text
+            entries.append(
+                Entry(
+                    text=body,
+                    kind="chunk",
+                    namespace=namespace,
+                    topic=chunk.heading_path[0] if chunk.heading_path else None,
+                    source=Source(doc_id=doc_id or rel_path, path=rel_path, chunk_index=index,
+                                  heading_path=chunk.heading_path),
+                ).normalized(namespace)
+            )
+    except (ValueError, TypeError) as exc:  # a NUL character, a lone surrogate: name the file
+        raise InputError(f"{file}: {exc}") from None
     return entries
 
 
 def import_notes(writer: "Writer", root: Path, *, namespace: str,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    files = note_files(root)
     base = root if root.is_dir() else root.parent
-    written = unchanged = removed = chunks = 0
-    for done, file in enumerate(files, start=1):
-        rel = file.relative_to(base).as_posix()
+    # Every file is read and checked before the first is written: a bad file anywhere in the
+    # folder writes nothing. A file reached twice (a symlink beside its target) is one file:
+    # both are known by the file they resolve to, and each would replace the other's chunks.
+    notes: list[tuple[str, str, list[Entry]]] = []
+    seen: set[str] = set()
+    for file in note_files(root):
         doc_id = file.resolve().as_posix()
-        entries = note_entries(file, rel, namespace, doc_id)
+        if doc_id in seen:
+            continue
+        seen.add(doc_id)
+        rel = file.relative_to(base).as_posix()
+        notes.append((rel, doc_id, note_entries(file, rel, namespace, doc_id)))
+    written = unchanged = removed = chunks = 0
+    for done, (rel, doc_id, entries) in enumerate(notes, start=1):
         # Before 2026-12-02 a file was known by its path under the folder imported: its chunks
         # give way to the file's, as that version's own re-import would have replaced them.
         legacy = writer.store.ids(namespace, Filters(doc_id=rel, path=rel, kinds=["chunk"]))
@@ -72,6 +83,6 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
                                keep_stored_fields=True)
         written, unchanged, removed, chunks = written + w, unchanged + u, removed + r, chunks + len(entries)
         if progress is not None:
-            progress(done, len(files))
-    return {"path": str(root), "files": len(files), "entries": chunks, "written": written,
+            progress(done, len(notes))
+    return {"path": str(root), "files": len(notes), "entries": chunks, "written": written,
             "unchanged": unchanged, "removed": removed}
