@@ -123,16 +123,20 @@ def test_the_trace_says_how_far_the_weights_moved(tmp_path: Path) -> None:
         ramped = mem.search(context, k=2, explain=True, preset={"extends": "default", "adapt": by_length}).trace
     fuse = {t: next(s for s in trace["stages"] if s["stage"] == "fuse")
             for t, trace in (("s", short), ("l", long), ("r", ramped))}
+    # What `[channels.lexical] evidence` then makes of the lexical weight (1: nothing).
+    scale = {t: next(s for s in trace["stages"] if s["stage"] == "recall")["channels"]["lexical"].get("weight_scale", 1.0)
+             for t, trace in (("s", short), ("l", long), ("r", ramped))}
     assert fuse["s"]["adapt"]["share"] == 0.0 and fuse["s"]["weights"]["semantic"] == 0.4
     assert fuse["s"]["adapt"]["dialogue"] is False
     # The default: a dialogue context takes the long-query weights in full, whatever its length.
     assert fuse["l"]["adapt"]["dialogue"] is True and fuse["l"]["adapt"]["share"] == 1.0
-    assert fuse["l"]["weights"]["semantic"] == 0.65 and fuse["l"]["weights"]["lexical"] == 0.35
+    assert fuse["l"]["weights"]["semantic"] == 0.65
+    assert fuse["l"]["weights"]["lexical"] == pytest.approx(0.35 * scale["l"], rel=2e-3)
     # By length alone, the weights move part of the way.
     terms = fuse["r"]["adapt"]["query_terms"]
     assert 12 < terms < 24 and fuse["r"]["adapt"]["share"] == round((terms - 12) / 12, 4)
     assert fuse["r"]["weights"]["semantic"] == pytest.approx(0.4 + 0.35 * (terms - 12) / 12, abs=1e-4)
-    assert fuse["r"]["weights"]["lexical"] == pytest.approx(0.6 - 0.35 * (terms - 12) / 12, abs=1e-4)
+    assert fuse["r"]["weights"]["lexical"] == pytest.approx((0.6 - 0.35 * (terms - 12) / 12) * scale["r"], abs=1e-4)
 
 
 TURNS = [

@@ -42,6 +42,10 @@ class ChannelConfig:
     #: feedback channel only: how many first-pass results feed the query vector, and their weight
     top: int = 3
     alpha: float = 1.0
+    #: lexical channel only: the share of the query's idf mass (the BM25 of a row holding each of
+    #: its terms once) the best row must score for the channel's full weight; below it the
+    #: weight shrinks in proportion (None: always the full weight). See `lexical_evidence`.
+    evidence: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,16 +372,20 @@ def _channels(check: _Checker, data: dict[str, Any]) -> dict[str, ChannelConfig]
     for channel, conf in raw.items():
         if channel not in CHANNELS:
             raise check.fail(f"unknown channel {channel!r} (known: {', '.join(CHANNELS)})")
-        allowed = {"k", "weight", "top", "alpha"} if channel == "feedback" else {"k", "weight"}
+        allowed = {"k", "weight", "top", "alpha"} if channel == "feedback" else \
+            {"k", "weight", "evidence"} if channel == "lexical" else {"k", "weight"}
         if not isinstance(conf, dict) or set(conf) - allowed:
-            keys = "'k', 'weight', 'top' and 'alpha'" if channel == "feedback" else "'k' and 'weight'"
+            keys = "'k', 'weight', 'top' and 'alpha'" if channel == "feedback" else \
+                "'k', 'weight' and 'evidence'" if channel == "lexical" else "'k' and 'weight'"
             raise check.fail(f"channel {channel!r} takes only {keys}")
         k = check.integer(f"channels.{channel}", conf, "k", 50)
         weight = check.number(f"channels.{channel}", conf, "weight", 1.0, low=0.0)
         top = check.integer(f"channels.{channel}", conf, "top", 3, low=1, high=50)
         alpha = check.number(f"channels.{channel}", conf, "alpha", 1.0, low=0.0, high=100.0)
+        evidence = check.number(f"channels.{channel}", conf, "evidence", None, low=0.0, high=10.0)
         channels[channel] = ChannelConfig(k=k or 50, weight=weight if weight is not None else 1.0,
-                                          top=top or 3, alpha=alpha if alpha is not None else 1.0)
+                                          top=top or 3, alpha=alpha if alpha is not None else 1.0,
+                                          evidence=evidence or None)
     if not channels:
         raise check.fail("needs at least one channel under [channels.<name>]")
     if "translated" in channels and "lexical" not in channels:

@@ -72,10 +72,34 @@ class RecallStage:
             results["feedback"] = rows
             rec["channels"]["feedback"] = {"k": self.depth(ctx, "feedback"), "n": len(rows), "ms": ms,
                                            "top_score": round(rows[0][1], 6) if rows else None}
+        if results.get("lexical") and self.channels["lexical"].evidence:
+            self.weigh_lexical_evidence(ctx, results["lexical"], rec["channels"]["lexical"])
         ctx.recalled = {name: results[name] for name in self.channels if name in results}  # preset order
         found = candidates_from(ctx.recalled)
         rec["n"] = len(found)
         return list(found.values())
+
+    def weigh_lexical_evidence(self, ctx: SearchContext, rows: Rows, rec: dict[str, Any]) -> None:
+        """Shrink the lexical weight when its best row matched little of what the query's words
+        could match: its BM25 over the query's idf mass (the score of a row holding each term
+        once), against ``[channels.lexical] evidence``.
+
+        A z-score reads only how a row compares with the others in its list. When every entry
+        names the user ("Alice ...") and the question's one content word is in no entry ("what
+        tea does Alice like?" over "Alice 喜欢喝乌龙茶"), every row matched only "alice", whose idf
+        is near zero, and their scores differ by length normalisation alone; z-scored, that
+        noise outweighed the embedding (the answer ranked 19th of 25). A list whose best row
+        holds a good share of the query's idf mass keeps the full weight, as on focused
+        questions that share their words with the answer."""
+        mass = self.store.idf_mass(query_terms(lexical_text(ctx.plan)))
+        if mass <= 0:
+            return
+        share = rows[0][1] / mass
+        scale = min(1.0, share / float(self.channels["lexical"].evidence or 1.0))
+        rec["evidence"] = round(share, 4)
+        if scale < 1.0:
+            ctx.weights = {**ctx.weights, "lexical": round(ctx.weights.get("lexical", 0.0) * scale, 6)}
+            rec["weight_scale"] = round(scale, 4)
 
     def feedback(self, ctx: SearchContext, query_vector: np.ndarray, results: dict[str, Rows]) -> Rows:
         """Pseudo-relevance feedback (Rocchio on embeddings): the query's vector moved towards
@@ -115,8 +139,7 @@ class RecallStage:
         (whose vector is kept in `vectors`, for feedback)."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
-        lexical_text = " ".join([without_roles(plan.query), *plan.keywords])  # role labels are no evidence
-        terms = query_terms(lexical_text)
+        terms = query_terms(lexical_text(plan))
         names = plan.names()
         jobs: dict[str, Callable[[], Rows]] = {}
         kept = vectors if vectors is not None else {}
@@ -145,9 +168,10 @@ class RecallStage:
                 # event's time are the ones that can answer it.
                 jobs[name] = partial(store.dated, terms, depth, namespace, filters)
             elif name == "translated" and terms and "lexical" in self.channels:
+                text = lexical_text(plan)
                 # The query's terms through a Chinese-English dictionary, BM25 on the lexical
                 # channel's scale, merged into its list (pipeline/translated.py).
-                jobs["lexical#translated"] = partial(translated_search, store, lexical_text, depth, namespace, filters,
+                jobs["lexical#translated"] = partial(translated_search, store, text, depth, namespace, filters,
                                                      self.channels[name].weight)
         return jobs
 
@@ -155,6 +179,11 @@ class RecallStage:
         """How many candidates a channel returns: its preset ``k``, or the search's ``k`` when
         more results are asked for than that (so ``k=250`` can return 250 hits)."""
         return max(self.channels[channel].k, ctx.k)
+
+
+def lexical_text(plan: QueryPlan) -> str:
+    """What BM25 reads of a query: its text without role labels (no evidence), and its keywords."""
+    return " ".join([without_roles(plan.query), *plan.keywords])
 
 
 def query_weights(channels: dict[str, ChannelConfig], adapt: AdaptConfig, query: str,

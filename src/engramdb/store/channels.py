@@ -59,6 +59,12 @@ def idf(rows: int, df: int) -> float:
     return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
 
 
+def idf_mass(rows: int, dfs: Sequence[int]) -> float:
+    """The summed idf of a query's distinct terms, `dfs` their document frequencies (0 for a
+    term no row holds): the BM25 a row of average length holding each term once would score."""
+    return float(sum(idf(rows, df) for df in dfs)) if rows else 0.0
+
+
 def length_norm(lengths: np.ndarray, avgdl: float) -> np.ndarray:
     """``k1 * (1 - b + b * len / avgdl)`` per row (float32 lengths give float32 norms)."""
     return K1 * (1.0 - B + B * lengths / avgdl)

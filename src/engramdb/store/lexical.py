@@ -17,7 +17,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .channels import average_length, idf, length_norm, row_length, term_frequencies, term_score, top_k
+from .channels import average_length, idf, idf_mass, length_norm, row_length, term_frequencies, term_score, top_k
 from .rwlock import ReadWriteLock
 
 
@@ -189,6 +189,11 @@ class LexicalIndex:
         scores = acc[positions]
         rowids = self.rows.arrays()[0][positions]
         return [(int(rowids[i]), float(scores[i])) for i in top_k(rowids, scores, k)]
+
+    def idf_mass(self, terms: list[str]) -> float:
+        """The summed idf of the distinct `terms` over every indexed row (`channels.idf_mass`)."""
+        postings = self._postings
+        return idf_mass(len(self.rows), [len(postings[t][0]) if t in postings else 0 for t in dict.fromkeys(terms)])
 
     def coverage(self, terms: list[str], rowids: list[int]) -> dict[int, int]:
         """How many of the distinct `terms` each row's text or tags contain (0 for unknown rows)."""

@@ -394,6 +394,12 @@ class SQLiteStore:
         with index.lock.read():
             return index.search(list(terms), k, self._mirrors.mask(index.rows, namespace, filters))
 
+    def idf_mass(self, terms: Sequence[str]) -> float:
+        """The summed idf of the distinct analysed `terms` (0 for an empty store)."""
+        index = self._mirrors.lexical()
+        with index.lock.read():
+            return index.idf_mass(list(terms))
+
     def term_coverage(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, int]:
         """For each row, how many of the distinct analysed `terms` its text or tags contain."""
         index = self._mirrors.lexical()

@@ -23,7 +23,8 @@ import numpy as np
 import psycopg
 
 from ..channels import (
-    average_length, idf, length_norm, overlap_share, rank_dated, rank_symbolic, rank_temporal, term_score, top_k,
+    average_length, idf, idf_mass, length_norm, overlap_share, rank_dated, rank_symbolic, rank_temporal, term_score,
+    top_k,
 )
 from .postings import PostingList, PostingsCache
 from .rows import one
@@ -61,6 +62,18 @@ def query_state(cur: psycopg.Cursor, terms: Sequence[str]) -> tuple[QueryStats |
         return None, int(delete_seq or 0)
     return QueryStats(rows, average_length(float(total), rows), tuple(known),
                       tuple(idf(rows, int(dfs[t])) for t in known)), int(delete_seq or 0)
+
+
+def query_idf_mass(cur: psycopg.Cursor, terms: Sequence[str]) -> float:
+    """The summed idf of the distinct `terms` from the database's statistics (`channels.idf_mass`)."""
+    order = list(dict.fromkeys(terms))
+    if not order:
+        return 0.0
+    rows, dfs = one(cur.execute(
+        "SELECT l.rows, (SELECT json_object_agg(term, df) FROM terms WHERE term = ANY(%s)) FROM lex_stats l "
+        "WHERE l.id = 1", (order,)))
+    dfs = dfs or {}
+    return idf_mass(int(rows), [int(dfs.get(t, 0)) for t in order])
 
 
 @dataclass

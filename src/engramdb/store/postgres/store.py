@@ -413,6 +413,11 @@ class PostgresStore:
         with self._read() as cur:
             return bm25.lexical(cur, self._postings, terms, k, namespace, where, params)
 
+    def idf_mass(self, terms: Sequence[str]) -> float:
+        """The summed idf of the distinct analysed `terms`, from the database's statistics."""
+        with self._read() as cur:
+            return bm25.query_idf_mass(cur, terms)
+
     def term_coverage(self, terms: Sequence[str], rowids: Sequence[int]) -> dict[int, int]:
         distinct = list(dict.fromkeys(terms))
         counts: dict[int, int] = {}
