@@ -78,29 +78,30 @@ class Writer:
         """
         if any(e.namespace != namespace for e in entries):
             raise InputError(f"a write batch holds entries of one namespace ({namespace!r})")
-        if expect is not None or not keep_stored_fields:
-            return self._write_once(entries, namespace, replaces, actor, log, keep_stored_fields, removes,
-                                    reinstates, expect)
-        total_written = 0
-        for attempt in range(_MERGE_ATTEMPTS):
+        merging = keep_stored_fields and expect is None  # the caller's compare-and-swap: the caller retries
+        attempts = _MERGE_ATTEMPTS if merging else 1
+        written = 0
+        for attempt in range(1, attempts + 1):
             try:
-                written, unchanged, removed, skipped = self._write_once(
-                    entries, namespace, replaces, actor, log, True, removes, reinstates, None, merge_checked=True)
+                done, removed, skipped = self._write_once(entries, namespace, replaces, actor, log,
+                                                             keep_stored_fields, removes, reinstates, expect, merging)
             except WriteConflictError:
-                if attempt == _MERGE_ATTEMPTS - 1:
+                if attempt == attempts:
                     raise
                 continue
-            total_written += written
-            if not skipped or attempt == _MERGE_ATTEMPTS - 1:
-                return total_written, unchanged - total_written + written, removed
+            written += done
+            if not (merging and skipped) or attempt == attempts:
+                break
             # another writer stored some of these first: merge with theirs and write again
-        raise AssertionError("unreachable")  # pragma: no cover
+        # What this call did not write was stored as it says already (by it or by another writer).
+        return written, len({e.id for e in entries}) - written, removed
 
     def _write_once(self, entries: Sequence[Entry], namespace: str, replaces: Filters | None, actor: str | None,
                     log: bool, keep_stored_fields: bool, removes: Sequence[str], reinstates: Sequence[str],
-                    expect: Mapping[str, Entry] | None, merge_checked: bool = False) -> Any:
-        """One classify-embed-upsert pass. Returns (written, unchanged, removed), and with
-        `merge_checked` also how many new entries another writer stored first (skipped)."""
+                    expect: Mapping[str, Entry] | None, merge_checked: bool) -> tuple[int, int, int]:
+        """One classify-embed-upsert pass: (written, removed, skipped), skipped the new
+        entries another writer stored first. With `merge_checked`, an entry merged with the
+        stored one is written only if that is still what is stored."""
         by_id: dict[str | None, Entry] = {}
         for entry in entries:  # an id twice in one batch: the later one, adding to the earlier with keep_stored_fields
             earlier = by_id.get(entry.id)
@@ -126,7 +127,7 @@ class Writer:
         keep = {e.id for e in unique if e.id}
         removes = [i for i in dict.fromkeys(removes) if i not in keep]
         if not todo and not removes and (replaces is None or set(self.store.ids(namespace, replaces)) <= keep):
-            return (0, len(unchanged), 0, 0) if merge_checked else (0, len(unchanged), 0)  # checked again when writing
+            return 0, 0, 0  # nothing to write or remove (checked again when writing)
         vectors = self._vectors_for(namespace, todo, changed) if todo else None
         terms = [entry_terms(e) for e in todo]
         written, removed = self.store.upsert(namespace, todo, vectors, terms,
@@ -136,10 +137,7 @@ class Writer:
         removed += len(removes)
         # An entry another writer stored between `classify` and the write was skipped there:
         # it is unchanged, not written by this call (with `merge_checked`, merged next pass).
-        skipped = len(todo) - written
-        if merge_checked:
-            return written, len(unchanged) + skipped, removed, skipped
-        return written, len(unchanged) + skipped, removed
+        return written, removed, len(todo) - written
 
     def _vectors_for(self, namespace: str, todo: list[Entry], changed: list[Entry]) -> Any:
         kept = self.store.stored_vectors(namespace, {e.id: e.text for e in changed if e.id}) if changed else {}

@@ -42,8 +42,9 @@ class RecallStage:
     def __call__(self, ctx: SearchContext, candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
         ctx.weights, ctx.adapted = query_weights(self.channels, self.adapt, ctx.plan.query or ctx.query)
         vectors: dict[str, np.ndarray] = {}
+        masses: dict[str, float] = {}
         futures = {name: self.executor.submit(_timed, job)
-                   for name, job in self.jobs(ctx, ctx.plan, vectors).items()}
+                   for name, job in self.jobs(ctx, ctx.plan, vectors, masses).items()}
         results: dict[str, Rows] = {}
         raw: dict[str, Rows] = {}
         rec["channels"] = {}
@@ -72,17 +73,17 @@ class RecallStage:
             results["feedback"] = rows
             rec["channels"]["feedback"] = {"k": self.depth(ctx, "feedback"), "n": len(rows), "ms": ms,
                                            "top_score": round(rows[0][1], 6) if rows else None}
-        if results.get("lexical") and self.channels["lexical"].evidence:
-            self.weigh_lexical_evidence(ctx, results["lexical"], rec["channels"]["lexical"])
+        if results.get("lexical") and "lexical" in masses:
+            self.weigh_lexical_evidence(ctx, results["lexical"], masses["lexical"], rec["channels"]["lexical"])
         ctx.recalled = {name: results[name] for name in self.channels if name in results}  # preset order
         found = candidates_from(ctx.recalled)
         rec["n"] = len(found)
         return list(found.values())
 
-    def weigh_lexical_evidence(self, ctx: SearchContext, rows: Rows, rec: dict[str, Any]) -> None:
+    def weigh_lexical_evidence(self, ctx: SearchContext, rows: Rows, mass: float, rec: dict[str, Any]) -> None:
         """Shrink the lexical weight when its best row matched little of what the query's words
-        could match: its BM25 over the query's idf mass (the score of a row holding each term
-        once), against ``[channels.lexical] evidence``.
+        could match: its BM25 over the query's idf `mass` (the score of a row holding each term
+        once; read by the lexical job), against ``[channels.lexical] evidence``.
 
         A z-score reads only how a row compares with the others in its list. When every entry
         names the user ("Alice ...") and the question's one content word is in no entry ("what
@@ -91,7 +92,6 @@ class RecallStage:
         noise outweighed the embedding (the answer ranked 19th of 25). A list whose best row
         holds a good share of the query's idf mass keeps the full weight, as on focused
         questions that share their words with the answer."""
-        mass = self.store.idf_mass(query_terms(lexical_text(ctx.plan)))
         if mass <= 0:
             return
         share = rows[0][1] / mass
@@ -134,15 +134,23 @@ class RecallStage:
         return [(pool[i], float(scores[i])) for i in order if has_vector[i]][:depth]
 
     def jobs(self, ctx: SearchContext, plan: QueryPlan, vectors: dict[str, np.ndarray] | None = None,
-             ) -> dict[str, Callable[[], Rows]]:
+             masses: dict[str, float] | None = None) -> dict[str, Callable[[], Rows]]:
         """One job per channel the plan gives work to, and one semantic job per query text
-        (whose vector is kept in `vectors`, for feedback)."""
+        (whose vector is kept in `vectors`, for feedback); with ``[channels.lexical] evidence``
+        the lexical job also reads the query's idf mass into `masses` (off the embedding's path)."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
         terms = query_terms(lexical_text(plan))
         names = plan.names()
         jobs: dict[str, Callable[[], Rows]] = {}
         kept = vectors if vectors is not None else {}
+        evidence = self.channels["lexical"].evidence if "lexical" in self.channels else None
+
+        def lexical(k: int) -> Rows:
+            rows = store.lexical(terms, k, namespace, filters)
+            if evidence and rows and masses is not None:
+                masses["lexical"] = store.idf_mass(terms)
+            return rows
 
         def semantic(text: str, k: int) -> Rows:
             # A dialogue context is embedded by its content words, without markup (text.dialogue.plain).
@@ -155,7 +163,7 @@ class RecallStage:
                 for i, text in enumerate(plan.semantic_queries()):
                     jobs[f"semantic#{i}"] = partial(semantic, text, depth)
             elif name == "lexical":
-                jobs[name] = partial(store.lexical, terms, depth, namespace, filters)
+                jobs[name] = partial(lexical, depth)
             elif name == "symbolic" and names:
                 jobs[name] = partial(store.symbolic, plan.query, terms, depth, namespace, filters, names=names)
             elif name == "temporal" and plan.time_start is not None and plan.time_end is not None:

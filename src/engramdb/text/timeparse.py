@@ -100,6 +100,10 @@ def _shift_months(ref: datetime, months: int) -> datetime:
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _COUNT_EN = r"\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|couple of|a few|few|several"
 _COUNT_ZH = r"[\d零一二两三四五六七八九十几半]+"
+_ZH_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "个星期": "week", "礼拜": "week",
+             "个礼拜": "week", "个月": "month", "年": "year"}
+_UNIT_ZH = "|".join(sorted(_ZH_UNITS, key=len, reverse=True))
+_MONTH_ZH = r"1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九]"  # 3, 12, 三, 十二
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # "between April and May (2023)", "from March to June": both months, not the first alone.
     (re.compile(rf"\b(?:between|from)\s+({_MONTH_RE})\.?(?:\s+(\d{{4}}))?\s+(?:and|to|till|until|through|thru|-|–)\s+"
@@ -123,11 +127,11 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]"), "iso_date"),
     (re.compile(r"(\d{4})年(\d{1,2})月"), "year_month_zh"),
     # 今年3月 / 去年十二月 / 去年12月5日: that year's month (or day), not the whole year.
-    (re.compile(r"(去年|今年|明年|前年)\s*(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月"
+    (re.compile(rf"(去年|今年|明年|前年)\s*({_MONTH_ZH})月"
                 r"(\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])[日号]"), "rel_year_day_zh"),
-    (re.compile(r"(去年|今年|明年|前年)\s*(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月份?"), "rel_year_month_zh"),
+    (re.compile(rf"(去年|今年|明年|前年)\s*({_MONTH_ZH})月份?"), "rel_year_month_zh"),
     # 最近三天 / 过去两周 / 近一个月 / 这几天: a rolling span up to today.
-    (re.compile(rf"(?:最近|过去|(?<!附)近|这)的?\s*({_COUNT_ZH})\s*(天|日|周|个星期|星期|个礼拜|个月|年)"), "rolling_zh"),
+    (re.compile(rf"(?:最近|过去|(?<!附)近|这)的?\s*({_COUNT_ZH})\s*({_UNIT_ZH})"), "rolling_zh"),
     (re.compile(r"前几天|这几天"), "few_days_zh"),
     (re.compile(r"(?<![\d年])(\d{1,2})月(\d{1,2})[日号]"), "month_day_zh"),
     (re.compile(rf"\b({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "month_year"),
@@ -143,8 +147,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b({_COUNT_EN})\s+(day|week|fortnight|month|year)s?\s+(ago|later|from now)\b"), "n_ago"),
     # The number starts where a run of numerals starts: retried from inside the run it would
     # rescan the same run from every position (quadratic on a long run of digits).
-    (re.compile(rf"(?<![\d零一二两三四五六七八九十几半])({_COUNT_ZH})\s*(天|日|周|个星期|星期|个礼拜|礼拜|个月|年)"
-                r"(前|以前|之前|后|以后|之后)"), "n_ago_zh"),
+    (re.compile(rf"(?<![\d零一二两三四五六七八九十几半])({_COUNT_ZH})\s*({_UNIT_ZH})(前|以前|之前|后|以后|之后)"),
+     "n_ago_zh"),
     (re.compile(r"\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|"
                 r"tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"), "day_word"),
     (re.compile(r"(大前天|前天|昨天|昨晚|今天|今晚|明天|后天)"), "day_word_zh"),
@@ -211,7 +215,7 @@ def _span_back(ref: datetime, unit: str, lo: float, hi: float, sign: int = -1) -
 
 def _rolling(ref: datetime, unit: str, count: float) -> tuple[datetime, datetime]:
     """The `count` units up to and including today: "the past month" is the last 30 days."""
-    if unit == "month":
+    if unit == "month":  # calendar months back (a fortnight, a week: _UNIT_DAYS)
         whole = int(count)
         start = _shift_months(ref, -whole) - timedelta(days=round((count - whole) * 30))
     else:
@@ -227,10 +231,6 @@ def _zh_count(text: str) -> tuple[float, float] | None:
         return 0.5, 0.5
     number = _zh_number(text)
     return None if number is None else (number, number)
-
-
-_ZH_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "个星期": "week", "礼拜": "week",
-             "个礼拜": "week", "个月": "month", "年": "year"}
 
 
 def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, datetime] | None:
@@ -256,7 +256,7 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
             count = _VAGUE_EN[count_word][1] + 1
         else:
             count = _en_count(count_word)
-        return _rolling(ref, "week" if unit == "fortnight" else unit, count * (2 if unit == "fortnight" else 1))
+        return _rolling(ref, unit, count)
     if kind == "rolling_zh":
         counts = _zh_count(g[0])
         if counts is None:
