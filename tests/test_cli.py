@@ -167,3 +167,16 @@ def test_update_sets_every_field_memory_update_does(run):
         ("2024-07-01T00:00:00+00:00", "Oslo", "art", ["National Museum"])
     cleared = json.loads(run("update", entry_id, "--timestamp-end", "", "--location", "", "--json").output)
     assert (cleared["timestamp_end"], cleared["location"], cleared["topic"]) == (None, None, "art")
+
+
+def test_add_reads_stdin_where_a_dash_stands(run):
+    """`-` among the TEXTs is stdin's lines, in its place (as `cat a - b`); never the text "-"."""
+    result = run("add", "first", "-", "last", "--json", input="from stdin\n\nalso from stdin\n")
+    assert result.exit_code == 0, result.output
+    ids = json.loads(result.output)["ids"]
+    got = json.loads(run("get", *ids, "--json").output)["entries"]
+    assert [e["text"] for e in got] == ["first", "from stdin", "also from stdin", "last"]
+    twice = run("add", "-", "x", "-", input="a\n")
+    assert twice.exit_code == 2 and "once" in twice.output
+    listed = json.loads(run("list", "--json").output)["results"]
+    assert "-" not in [e["text"] for e in listed] and len(listed) == 4

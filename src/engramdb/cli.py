@@ -124,9 +124,13 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
         keywords: tuple[str, ...], location: str | None, topic: str | None, timestamp: str | None,
         meta: tuple[str, ...], expires: str | None, supersedes: tuple[str, ...], actor: str | None,
         as_json: bool) -> None:
-    """Add one entry per TEXT (use - to read one entry per line from stdin)."""
-    if texts == ("-",):
-        texts = tuple(line.rstrip("\n") for line in sys.stdin if line.strip())
+    """Add one entry per TEXT; a TEXT of - reads one entry per non-blank line from stdin, in its place."""
+    if texts.count("-") > 1:
+        raise click.UsageError("- (stdin) may be given once")
+    if "-" in texts:  # `engram add first - last`: stdin's lines where the dash stands, as `cat a - b`
+        at = texts.index("-")
+        lines = tuple(line.rstrip("\r\n") for line in sys.stdin if line.strip())
+        texts = texts[:at] + lines + texts[at + 1:]
     if not texts:
         raise click.UsageError("give at least one TEXT (or - for stdin)")
     metadata = parse_meta(meta)
