@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel
 
 from .. import __version__
 from ..errors import (
@@ -36,6 +36,7 @@ from .body_limit import BodyLimit
 from .addresses import is_loopback
 from .loopback_guard import LoopbackGuard
 from .keys import ApiKey, KeyStore
+from .models import AddRequest, AddResponse, DeleteResponse, ErrorResponse, SearchRequest, TurnsRequest, UpdateRequest
 
 STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
           (StoreBusyError, 503, "busy"), (ModelMismatchError, 409, "model_mismatch"),
@@ -80,81 +81,6 @@ class Limits(BaseModel):
     max_k: int = 100
 
 
-class _Body(BaseModel):
-    # Strict, as the library is: k = "3" or k = true is an error, not a 3 or a 1.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
-
-
-class AddRequest(_Body):
-    """One entry (``text``, or ``entry`` with all fields) or a batch (``entries``)."""
-
-    text: str | None = None
-    entry: dict[str, Any] | None = None
-    entries: list[str | dict[str, Any]] | None = None
-    supersedes: list[str] | None = None
-    expires_at: str | None = None
-    actor: str | None = None
-
-
-class AddResponse(BaseModel):
-    results: list[EntryModel]
-
-
-class SearchRequest(_Body):
-    query: str = Field(validation_alias=AliasChoices("query", "q"))
-    k: int = Field(10, validation_alias=AliasChoices("k", "top_k", "limit"))
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_name_each(cls, data: Any) -> Any:
-        """`q` is another name for `query`, `top_k` and `limit` for `k`: one of each, not two."""
-        if isinstance(data, dict):
-            for names in (("query", "q"), ("k", "top_k", "limit")):
-                given = [n for n in names if n in data]
-                if len(given) > 1:
-                    raise ValueError(f"give one of {' or '.join(names)}, not {' and '.join(given)}")
-        return data
-    filters: dict[str, Any] = Field(default_factory=dict)
-    threshold: float | None = None
-    preset: str | dict[str, Any] = "default"
-    group_by: Literal["doc", "path", "session"] | None = None
-    now: str | None = None
-    explain: bool = False
-    include_superseded: bool = False
-    show_expired: bool = False
-    context: int = Field(0, description="neighbouring turns per side for each turn hit (0-10)")
-
-
-class UpdateRequest(_Body):
-    text: str | None = None
-    metadata: dict[str, Any] | None = None
-    persons: list[str] | None = None
-    entities: list[str] | None = None
-    keywords: list[str] | None = None
-    location: str | None = None
-    topic: str | None = None
-    timestamp: str | None = None
-    timestamp_end: str | None = None
-    expires_at: str | None = None
-    actor: str | None = None
-
-
-class TurnIn(_Body):
-    speaker: str
-    text: str
-    timestamp: str | None = None
-    turn_id: str | None = None
-
-
-class TurnsRequest(_Body):
-    turns: list[TurnIn]
-    extractor: Literal["offline", "llm", "none"] = "offline"
-
-
-class DeleteResponse(BaseModel):
-    deleted: int
-
-
 def _error_response(exc: ApiError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status, headers=headers)
@@ -176,15 +102,6 @@ class McpGuard:
                 await _error_response(exc)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-
-
-class ErrorResponse(BaseModel):
-    error: ErrorBody
 
 
 def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, mcp: bool = True,
