@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -426,3 +427,32 @@ def test_a_fact_and_the_turn_it_restates_take_one_place_in_the_hits(mem: Memory)
     assert kept == [h.id for h in one.hits][: len(kept)]
     group = next(s for s in one.trace["stages"] if s["stage"] == "group")
     assert group["derived_dropped"] >= 1
+
+
+def test_openai_messages_without_text_are_counted_not_dropped_silently(mem: Memory, tmp_path: Path) -> None:
+    """A tool-call-only or empty message is skipped, and the report says how many and why;
+    content-part lists (Chat Completions, Responses, Assistants shapes) are read as text."""
+    chat = tmp_path / "tools.json"
+    chat.write_text(json.dumps({"id": "t1", "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What's the weather in Oslo?"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "4°C, rain"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "It is 4°C and raining in Oslo."}]},
+        {"role": "user", "content": ""},
+        {"role": "user", "content": [{"type": "input_text", "text": "Thanks."},
+                                     {"type": "image_url", "image_url": {"url": "x"}}]},
+        {"role": "assistant", "content": [{"type": "text", "text": {"value": "You're welcome.", "annotations": []}}]},
+    ]}), encoding="utf-8")
+    (conv,) = read_conversations(chat)
+    assert [t.text for t in conv.turns] == ["What's the weather in Oslo?", "It is 4°C and raining in Oslo.",
+                                             "Thanks.", "You're welcome."]
+    assert conv.skipped == {"system": 1, "tool": 1, "no text": 2}
+    report = mem.import_path(chat, extractor="none")
+    assert report["turns"] == 4 and report["skipped"] == {"system": 1, "tool": 1, "no text": 2}
+    # A non-text value where text is expected is an error naming the message, not a traceback.
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"role": "user", "content": [{"type": "text", "text": 3}]}]), encoding="utf-8")
+    with pytest.raises(InputError, match=r"message 1: .*text"):
+        read_conversations(bad)

@@ -167,10 +167,15 @@ def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, 
     if as_json:
         _print_json(to_wire("import_report", report))
     elif "sessions" in report:
+        skipped = report.get("skipped") or {}
+        total = sum(skipped.values())
+        reasons = ", ".join(f"{n} {'without text (tool calls only, or empty)' if why == 'no text' else why}"
+                            for why, n in skipped.items())
         click.echo(
             f"imported {path} ({report['format']}): {report['sessions']} sessions, {report['turns']} turns, "
             f"{report['facts']} facts ({report['written']} written, {report['sessions_unchanged']} sessions "
             f"unchanged, {report['removed']} removed)"
+            + (f"; {total} message{'s' if total != 1 else ''} skipped: {reasons}" if total else "")
         )
         for failure in report["failures"]:
             click.echo(f"warning: extraction failed for {failure.get('session_id')} turns "

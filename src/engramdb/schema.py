@@ -110,6 +110,9 @@ class ImportReportModel(BaseModel):
     path: str
     written: int
     removed: int
+    skipped: dict[str, int] | None = Field(
+        default=None, description="conversation imports: messages not stored as turns, by why (a role such as "
+                                  "system or tool, or 'no text': tool calls only, or empty)")
 
 
 class TurnReportModel(_Model):

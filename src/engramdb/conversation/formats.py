@@ -5,7 +5,10 @@
   timestamp?, turn_id?, session_time?}``.
 * ``openai`` — OpenAI-style chat messages: a JSON list of ``{role, content}``, an object with
   ``messages``, a list of such objects, or JSONL with one ``{"messages": [...]}`` per line.
-  ``system``, ``developer`` and ``tool`` messages are instructions, not memory, and are skipped.
+  ``system``, ``developer`` and ``tool`` messages are instructions, not memory, and are skipped,
+  as are messages with no text (an assistant message that only calls a tool, empty content);
+  each session counts what it skipped, by role or ``"no text"`` (`Conversation.skipped`), and
+  the import report sums them (``skipped``).
 
 Every reader validates the whole file before anything is written; a problem raises
 `InputError` naming the file and line (JSONL) or item (JSON).
@@ -27,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 FORMATS = ("locomo", "turns", "openai")
 _SKIPPED_ROLES = {"system", "developer", "tool", "function"}
+#: the `Conversation.skipped` key of messages with no text to store (tool calls only, or empty)
+_NO_TEXT = "no text"
 
 
 def _time(value: Any) -> datetime | None:
@@ -123,12 +128,32 @@ def locomo_conversations(sample: "LocomoSample", session_prefix: str = "") -> li
     return out
 
 
+#: content-part types that hold text: Chat Completions' ``text``, the Responses API's
+#: ``input_text``/``output_text`` (a part without a type is read as text too)
+_TEXT_PARTS = ("text", "input_text", "output_text", None)
+
+
 def _text_of(value: Any) -> str:
-    """Message content as text: a string, or the text parts of a content-part list."""
+    """Message content as text: a string, or the text parts of a content-part list (other
+    parts, images and files, are left out). A part's ``text`` is a string, or the Assistants
+    API's ``{"value": …}``."""
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return "\n".join(p.get("text", "") for p in value if isinstance(p, dict) and p.get("type") in ("text", None))
+        texts = []
+        for index, part in enumerate(value, start=1):
+            if isinstance(part, str):
+                texts.append(part)
+                continue
+            if not isinstance(part, dict) or part.get("type") not in _TEXT_PARTS:
+                continue
+            text = part.get("text", "")
+            if isinstance(text, dict):
+                text = text.get("value", "")
+            if not isinstance(text, str):
+                raise ValueError(f"content part {index}: text must be a string, not {type(text).__name__}")
+            texts.append(text)
+        return "\n".join(t for t in texts if t.strip())
     if value is None:
         return ""
     raise ValueError(f"content must be text or a list of parts, got {type(value).__name__}")
@@ -207,10 +232,12 @@ def _openai_session(obj: Any, where: str, place: int = 1) -> Conversation:
             if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
                 raise ValueError("a message needs a string 'role'")
             if msg["role"] in _SKIPPED_ROLES:
+                conv.skipped[msg["role"]] = conv.skipped.get(msg["role"], 0) + 1
                 continue
             text = _text_of(msg.get("content")).strip()
-            if not text:
-                continue  # e.g. an assistant message that only called a tool
+            if not text:  # e.g. an assistant message that only called a tool: counted in the report
+                conv.skipped[_NO_TEXT] = conv.skipped.get(_NO_TEXT, 0) + 1
+                continue
             when = _time(msg.get("timestamp") or msg.get("create_time")) or start
             speaker = msg.get("name") or msg["role"]
             conv.turns.append(Turn(speaker=str(speaker), text=text, turn_id=f"{sid}:{i}", session_id=sid,

@@ -56,6 +56,9 @@ class Conversation:
     #: the id versions before 2026-12-02 gave a session read without one ("session_1", …):
     #: re-importing the file replaces that session when its first turns are these
     legacy_session_id: str | None = None
+    #: messages of the file that are not turns, by why: a skipped role (``system``, ``tool``…)
+    #: or ``"no text"`` (a message that only called a tool, or empty content)
+    skipped: dict[str, int] = field(default_factory=dict)
 
     @property
     def speakers(self) -> list[str]:

@@ -46,7 +46,11 @@ def import_path(writer: "Writer", path: Path, *, namespace: str,
         return import_dump(writer, path, namespace=dump_namespace, progress=progress)
     conversations = read_conversations(path, format)
     report = ingest_conversations(writer, conversations, namespace=namespace, extractor=extractor, progress=progress)
-    return {"path": str(path), "format": format, **report.to_dict()}
+    skipped: dict[str, int] = {}  # messages that are not turns (OpenAI system/tool messages, no text): never silent
+    for conversation in conversations:
+        for why, n in conversation.skipped.items():
+            skipped[why] = skipped.get(why, 0) + n
+    return {"path": str(path), "format": format, **report.to_dict(), "skipped": skipped}
 
 
 def _first(path: Path) -> Any:
