@@ -433,3 +433,35 @@ def test_an_import_the_client_abandons_leaves_no_temporary_file(server: Running,
     assert list(spool.iterdir()) == []
     with server.client() as http:  # and it still serves
         assert http.get("/healthz").json()["status"] == "ok"
+
+
+def test_ids_with_slashes_are_reachable_as_sent_or_percent_encoded(server: Running) -> None:
+    """An id may be a path or a URL: GET, PATCH, DELETE and /history reach it whether the
+    client sends its slashes as they are or percent-encoded (%2F, as encodeURIComponent and
+    ``quote(id, safe="")`` do); an id that itself ends in /history is reached encoded."""
+    from urllib.parse import quote
+
+    ids = ["notes/trip.md#2", "https://example.org/a/b?c=1", "a/history", "100%/x y"]
+    with server.client() as http:
+        added = http.post("/v1/memories", json={"entries": [{"id": i, "text": f"Entry {n}."}
+                                                            for n, i in enumerate(ids)]})
+        assert [e["id"] for e in added.json()["results"]] == ids
+        for n, entry_id in enumerate(ids):
+            encoded = quote(entry_id, safe="")
+            plain = quote(entry_id, safe="/:")  # slashes as they are
+            for path in (encoded, plain) if not entry_id.endswith("/history") else (encoded,):
+                got = http.get(f"/v1/memories/{path}")
+                assert got.status_code == 200 and got.json()["id"] == entry_id, (path, got.text)
+            patched = http.patch(f"/v1/memories/{encoded}", json={"text": f"Entry {n}, corrected."})
+            assert patched.status_code == 200 and patched.json()["id"] == entry_id, patched.text
+            history = http.get(f"/v1/memories/{plain}/history")
+            assert [e["event"] for e in history.json()] == ["ADD", "UPDATE"], history.text
+            assert all(e["id"] == entry_id for e in history.json())
+        # "a/history" as sent is the history of "a", which does not exist; encoded it is the entry.
+        assert error(http.get("/v1/memories/a/history")) == (404, "not_found")
+        assert http.get("/v1/memories/a%2Fhistory/history").json()[0]["id"] == "a/history"
+        assert http.delete(f"/v1/memories/{quote(ids[0], safe='')}").json() == {"deleted": 1}
+        assert http.delete("/v1/memories/https://example.org/a/b%3Fc=1").json() == {"deleted": 1}
+        assert error(http.get(f"/v1/memories/{quote(ids[0], safe='')}")) == (404, "not_found")
+        assert http.get("/v1/memories/").status_code in (307, 404)  # no empty id: the listing's slash
+    assert server.memory.count() == 2

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -33,6 +34,7 @@ from ..schema import (
 from ..store.base import Filters
 from .auth import ApiError, Caller, authenticate, caller_of, resolve, utf8_header
 from .body_limit import BodyLimit
+from .entry_path import ENTRY, ENTRY_ID, HISTORY, HistoryRoute
 from .addresses import is_loopback
 from .loopback_guard import LoopbackGuard
 from .keys import ApiKey, KeyStore
@@ -257,26 +259,32 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         """Delete the namespace's entries whose ``expires_at`` has passed (admin)."""
         return {"deleted": memory.purge_expired(namespace=ns, actor=actor)}
 
-    @app.get("/v1/memories/{entry_id}", response_model=EntryModel, tags=["memories"])
-    def get(entry_id: str, ns: str = Depends(need("read"))) -> Any:
+    def history(entry_id: str = PathParam(description=ENTRY_ID), ns: str = Depends(need("read"))) -> Any:
+        """Every version of the entry, oldest first: ADD, UPDATE and DELETE events."""
+        return to_wire("history_event", [e.to_dict() for e in memory.history(entry_id, namespace=ns)])
+
+    # Before the entry's own GET, which would read ".../history" as part of the id.
+    app.router.add_api_route(HISTORY, history, methods=["GET"], response_model=list[HistoryEventModel],
+                             tags=["memories"], route_class_override=HistoryRoute)
+
+    @app.get(ENTRY, response_model=EntryModel, tags=["memories"])
+    def get(entry_id: str = PathParam(description=ENTRY_ID), ns: str = Depends(need("read"))) -> Any:
         found = memory.get(entry_id, namespace=ns)
         if not found:
             raise NotFoundError(f"not found in namespace {ns!r}: {entry_id}")
         return to_wire("entry", found[0].to_dict())
 
-    @app.patch("/v1/memories/{entry_id}", response_model=EntryModel, tags=["memories"])
-    def update(entry_id: str, body: UpdateRequest, ns: str = Depends(need("write"))) -> Any:
+    @app.patch(ENTRY, response_model=EntryModel, tags=["memories"])
+    def update(body: UpdateRequest, entry_id: str = PathParam(description=ENTRY_ID),
+               ns: str = Depends(need("write"))) -> Any:
         changes = body.model_dump(exclude_unset=True)
         actor = changes.pop("actor", None)
         return to_wire("entry", memory.update(entry_id, namespace=ns, actor=actor, **changes).to_dict())
 
-    @app.delete("/v1/memories/{entry_id}", response_model=DeleteResponse, tags=["memories"])
-    def delete(entry_id: str, ns: str = Depends(need("write")), actor: str | None = None) -> Any:
+    @app.delete(ENTRY, response_model=DeleteResponse, tags=["memories"])
+    def delete(entry_id: str = PathParam(description=ENTRY_ID), ns: str = Depends(need("write")),
+               actor: str | None = None) -> Any:
         return {"deleted": memory.delete(entry_id, namespace=ns, actor=actor)}
-
-    @app.get("/v1/memories/{entry_id}/history", response_model=list[HistoryEventModel], tags=["memories"])
-    def history(entry_id: str, ns: str = Depends(need("read"))) -> Any:
-        return to_wire("history_event", [e.to_dict() for e in memory.history(entry_id, namespace=ns)])
 
     @app.post("/v1/conversations/{session_id}/turns", tags=["conversations"])
     def add_turns(session_id: str, body: TurnsRequest, ns: str = Depends(need("write"))) -> Any:
