@@ -456,3 +456,38 @@ def test_openai_messages_without_text_are_counted_not_dropped_silently(mem: Memo
     bad.write_text(json.dumps([{"role": "user", "content": [{"type": "text", "text": 3}]}]), encoding="utf-8")
     with pytest.raises(InputError, match=r"message 1: .*text"):
         read_conversations(bad)
+
+
+def test_a_turn_id_names_one_turn_of_its_session(mem: Memory, tmp_path: Path) -> None:
+    """Two turns with one id in one session: the same turn twice is stored once; other words
+    (or another time) are refused naming the id and both places, before anything is written."""
+    def lines(*rows: dict) -> Path:
+        path = tmp_path / "dup.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        return path
+
+    first = {"session_id": "s1", "turn_id": "t1", "speaker": "Ann", "text": "I live in Oslo.",
+             "timestamp": "2023-05-08T10:00:00"}
+    other = {"session_id": "s2", "turn_id": "t1", "speaker": "Ann", "text": "Another session, its own t1."}
+    with pytest.raises(InputError, match=r"dup\.jsonl:3: turn id 't1' is also that of line 1, with other words"):
+        mem.import_path(lines(first, other, {**first, "text": "I live in Bergen."}), extractor="none")
+    with pytest.raises(InputError, match=r"dup\.jsonl:2: turn id 't1' is also that of line 1, at another time"):
+        mem.import_path(lines(first, {**first, "timestamp": "2023-05-09T10:00:00"}), extractor="none")
+    # A default id taken by a line that names it is the same clash.
+    with pytest.raises(InputError, match=r"turn id 's1:1' is also that of"):
+        mem.import_path(lines({"session_id": "s1", "speaker": "Ann", "text": "Hi."},
+                              {"session_id": "s1", "turn_id": "s1:1", "speaker": "Bo", "text": "Hello."}))
+    assert mem.count(all_namespaces=True) == 0
+    report = mem.import_path(lines(first, other, first), extractor="none")  # the same line twice: one turn
+    assert report["turns"] == 2 and mem.count(filters={"session_id": "s1"}) == 1
+    # add_conversation, and two sessions of one file that share an id, the same way.
+    with pytest.raises(InputError, match=r"turn 1: turn id 'x' is also that of turn 0, with other words"):
+        mem.add_conversation([{"speaker": "Ann", "text": "One.", "turn_id": "x"},
+                              {"speaker": "Ann", "text": "Two.", "turn_id": "x"}], session_id="s3")
+    chats = tmp_path / "chats.json"
+    chats.write_text(json.dumps([{"id": "c1", "messages": [{"role": "user", "content": "First chat."}]},
+                                 {"id": "c1", "messages": [{"role": "user", "content": "Second chat."}]}]),
+                     encoding="utf-8")
+    with pytest.raises(InputError, match=r"session 'c1' is given twice, with other turns"):
+        mem.import_path(chats, extractor="none")
+    assert mem.count(filters={"session_id": "c1"}) == 0 and mem.count(filters={"session_id": "s3"}) == 0

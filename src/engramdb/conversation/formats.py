@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..errors import InputError
 from ..jsonfile import jsonl_objects, read_json
 from ..validation import aware_timestamp
+from .ingest import unique_turns
 from .model import Conversation, Turn, default_session_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -162,6 +163,7 @@ def _text_of(value: Any) -> str:
 def _read_turns(path: Path) -> list[Conversation]:
     sessions: dict[str, Conversation] = {}
     counters: dict[str, int] = {}
+    lines: dict[str, list[int]] = {}  # each session's turns' line numbers, to name a clash
     for number, obj in _jsonl(path):
         try:
             if not isinstance(obj, dict):
@@ -187,8 +189,12 @@ def _read_turns(path: Path) -> list[Conversation]:
             role = obj.get("role") if "speaker" in obj else None
             conv.turns.append(Turn(speaker=speaker.strip(), text=text, turn_id=turn_id, session_id=sid,
                                    timestamp=when, role=role))
+            lines.setdefault(sid, []).append(number)
         except (ValueError, TypeError) as exc:
             raise InputError(f"{path}:{number}: {exc}") from exc
+    for sid, conv in sessions.items():  # one turn id, one turn: the same line twice is one turn
+        at = lines[sid]
+        conv.turns = unique_turns(conv.turns, lambda i: f"{path}:{at[i]}", lambda i: f"line {at[i]}")
     unnamed = sessions.pop(_UNNAMED, None)
     if unnamed is not None:
         _name_session(unnamed, default_session_id(unnamed.turns, unnamed.session_time))

@@ -86,7 +86,54 @@ def build_turns(
             raise InputError(f"turn {index}: timestamp {when!r} is not ISO 8601") from exc
         turns.append(Turn(speaker=speaker, text=text, turn_id=str(turn_id or f"{sid}:{first_index + index}"),
                           session_id=sid, timestamp=stamp, role=role))
-    return sid, turns, start
+    return sid, unique_turns(turns, lambda index: f"turn {index}"), start
+
+
+def unique_turns(turns: list[Turn], name: Callable[[int], str],
+                 earlier_name: Callable[[int], str] | None = None) -> list[Turn]:
+    """`turns` of one session with a turn id given twice for the same turn (speaker, words and
+    time) kept once; a turn id given to another turn raises `InputError` naming the id and
+    both places (``name(index)``, the first one by ``earlier_name(index)`` when given): a turn
+    id names one turn of its session, as an entry id in a JSONL file names one entry."""
+    first: dict[str, int] = {}
+    kept: list[Turn] = []
+    for index, turn in enumerate(turns):
+        earlier = first.setdefault(turn.turn_id, index)
+        if earlier == index:
+            kept.append(turn)
+            continue
+        was = turns[earlier]
+        if (was.speaker, was.text) != (turn.speaker, turn.text):
+            how = "with other words"
+        elif was.timestamp != turn.timestamp:
+            how = "at another time"
+        else:
+            continue  # the same turn again: stored once
+        where = (earlier_name or name)(earlier)
+        raise InputError(f"{name(index)}: turn id {turn.turn_id!r} is also that of {where}, {how}; "
+                         "a turn id names one turn of its session")
+    return kept
+
+
+def unique_sessions(conversations: Sequence[Conversation]) -> list[Conversation]:
+    """`conversations` with a session given twice the same kept once; a session id given to
+    other turns raises `InputError` (the second would replace the first as it is written)."""
+    seen: dict[str, Conversation] = {}
+    kept: list[Conversation] = []
+    for conversation in conversations:
+        sid = conversation.session_id
+        conversation.turns = unique_turns(conversation.turns, lambda i: f"session {sid!r:.80}, turn {i + 1}")
+        earlier = seen.setdefault(sid, conversation)
+        if earlier is conversation:
+            kept.append(conversation)
+        elif _said(earlier) != _said(conversation):
+            raise InputError(f"session {sid!r:.80} is given twice, with other turns; a session id names one "
+                             "conversation (give each its own id, or join their turns)")
+    return kept
+
+
+def _said(conversation: Conversation) -> list[tuple[str, str, str, datetime | None]]:
+    return [(t.turn_id, t.speaker, t.text, t.timestamp) for t in conversation.turns]
 
 
 def check_turn(speaker: Any, text: Any, session_id: Any, timestamp: Any = None, turn_id: Any = None) -> None:
@@ -202,6 +249,7 @@ def ingest_conversations(writer: "Writer", conversations: Sequence[Conversation]
                          extractor: Extractor | None, progress: ProgressCallback | None = None) -> ConversationReport:
     """Write every session of `conversations`; see `write_session`."""
     report = ConversationReport(extractor=extractor.name if extractor else None)
+    conversations = unique_sessions(conversations)  # a turn id names one turn, a session id one session
     for conversation in conversations:  # the whole file is checked before the first write
         turn_entries_of(conversation, namespace)
     total = sum(len(c.turns) for c in conversations)
