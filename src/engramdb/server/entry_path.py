@@ -11,12 +11,12 @@ path's raw bytes.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import unquote
 
 from fastapi.routing import APIRoute
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.routing import Match
+from starlette.types import Scope
 
 #: how /openapi.json describes the path parameter
 ENTRY_ID = ("the entry's id, percent-encoded (encodeURIComponent, quote(id, safe='')); its slashes may also be "
@@ -45,7 +45,7 @@ class HistoryRoute(APIRoute):
     """Matches only when the path's last segment, as sent, is ``history``: ``a%2Fhistory`` is
     the entry ``a/history``, not the history of ``a``."""
 
-    def matches(self, scope: dict[str, Any]) -> tuple[Match, dict[str, Any]]:
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
         raw = scope.get("raw_path") if scope.get("type") == "http" else None
         if raw is not None and unquote(raw.rsplit(b"/", 1)[-1].decode("latin-1")) != "history":
             return Match.NONE, {}
