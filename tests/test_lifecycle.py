@@ -156,6 +156,31 @@ def test_adding_or_importing_the_source_again_keeps_an_update(mem: Memory, tmp_p
     assert mem.get("motto")[0].text == "Measure twice, cut once."
 
 
+def test_an_entry_superseded_already_is_not_linked_one_way(mem: Memory) -> None:
+    """Each link is stored on both sides: superseding an entry another stored entry superseded
+    already is refused (that entry's `supersedes` would point at an entry pointing elsewhere);
+    naming the whole chain keeps it a chain; after its superseder is deleted it may be
+    superseded again."""
+    [berlin] = mem.add("Alice lives in Berlin.")
+    [lisbon] = mem.add("Alice moved to Lisbon.", supersedes=[berlin])
+    with pytest.raises(InputError, match=f"{berlin} is already superseded by {lisbon}"):
+        mem.add("Alice moved to Porto.", supersedes=[berlin])
+    assert mem.count(include_superseded=True) == 2 and mem.get(berlin)[0].superseded_by == lisbon
+    [porto] = mem.add("Alice moved to Porto.", supersedes=[berlin, lisbon])
+    old, mid, new = mem.get([berlin, lisbon, porto])
+    assert (old.superseded_by, mid.supersedes, mid.superseded_by, new.supersedes) == (lisbon, [berlin], porto, [lisbon])
+    for entry in (old, mid, new):  # every link seen from both ends
+        for target in entry.supersedes:
+            assert mem.get(target)[0].superseded_by == entry.id
+        if entry.superseded_by:
+            assert entry.id in mem.get(entry.superseded_by)[0].supersedes
+    assert mem.add("Alice moved to Porto.", supersedes=[lisbon]) == [porto]  # again: the same links
+    assert mem.get(porto)[0].supersedes == [lisbon]
+    mem.delete(porto)
+    [madrid] = mem.add("Alice moved to Madrid.", supersedes=[lisbon])
+    assert mem.get(lisbon)[0].superseded_by == madrid and [e.id for e in mem.list()] == [madrid]
+
+
 def test_supersede_errors_write_nothing(mem: Memory) -> None:
     [old] = mem.add(["An old fact."])
     with pytest.raises(NotFoundError, match="supersedes: not found"):

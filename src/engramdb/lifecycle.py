@@ -133,16 +133,33 @@ def supersede(writer: "Writer", entry: Entry, old_ids: Sequence[str], namespace:
         raise NotFoundError(f"supersedes: not found in namespace {namespace!r}: {', '.join(missing)}")
     if entry.id in old_ids:
         raise InputError("an entry cannot supersede itself")
+    olds = _not_chained(writer.store, namespace, olds, entry.id, set(old_ids))
     stored = writer.store.get(namespace, [entry.id]) if entry.id else []
     reinstated: list[str] = []
     if stored:  # the caller names it the truth now, whatever superseded it on the way
         entry = with_stored_fields(entry, stored[0])
         if stored[0].superseded_by is not None:
             reinstated.append(entry.id or "")
-    new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *old_ids])))
+    new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *(o.id for o in olds)])))
     marked = [dataclasses.replace(old, superseded_by=new.id) for old in olds]
     writer.write([new, *marked], namespace=namespace, actor=actor, reinstates=reinstated)
     return new.id  # type: ignore[return-value]
+
+
+def _not_chained(store: "Store", namespace: str, olds: list[Entry], new_id: str | None,
+                 named: set[str]) -> list[Entry]:
+    """The old entries the new one links to itself: every one named, but one already superseded
+    by another entry named with it stays in that chain (A -> B -> new: A's own link is to B, as
+    B's `supersedes` says). One superseded by an entry still stored and not named is refused:
+    marking it again would leave that entry's `supersedes` pointing at an entry that points
+    elsewhere (after a deletion of its superseder, an entry may be superseded again)."""
+    previous = {o.superseded_by for o in olds} - {None, new_id} - named
+    live = {e.id for e in store.get(namespace, sorted(p for p in previous if p))} if previous else set()
+    for old in olds:
+        if old.superseded_by in live:
+            raise InputError(f"supersedes: {old.id} is already superseded by {old.superseded_by}; supersede "
+                             f"{old.superseded_by} (the newer entry) instead, or name both")
+    return [o for o in olds if o.superseded_by is None or o.superseded_by not in named]
 
 
 def history(store: "Store", entry_id: str, namespace: str) -> list[HistoryEvent]:
