@@ -465,3 +465,37 @@ def test_ids_with_slashes_are_reachable_as_sent_or_percent_encoded(server: Runni
         assert error(http.get(f"/v1/memories/{quote(ids[0], safe='')}")) == (404, "not_found")
         assert http.get("/v1/memories/").status_code in (307, 404)  # no empty id: the listing's slash
     assert server.memory.count() == 2
+
+
+def test_error_responses_match_the_schema_the_openapi_document_gives_them(server: Running) -> None:
+    """Each error status an operation documents is described by the body it really sends,
+    ``{"error": {"code", "message"}}`` (not FastAPI's default ``{"detail": [...]}``): real
+    responses of every kind are checked against the published schema with jsonschema."""
+    jsonschema = pytest.importorskip("jsonschema")
+    with server.client() as http:
+        spec = http.get("/openapi.json").json()
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+
+    def check(method: str, path: str, response: httpx.Response) -> None:
+        documented = spec["paths"][path][method]["responses"][str(response.status_code)]
+        schema = {**documented["content"]["application/json"]["schema"], "components": spec["components"]}
+        validator = jsonschema.Draft202012Validator(schema)
+        validator.validate(response.json())
+        assert not validator.is_valid({"detail": [{"loc": ["body"], "msg": "x", "type": "missing"}]})
+        assert not validator.is_valid({"error": {"code": "x", "message": "y"}, "detail": "extra"})
+
+    with server.client() as http:
+        check("post", "/v1/memories/search", http.post("/v1/memories/search", json={"query": "x", "k": "3"}))  # 422
+        check("get", "/v1/memories", http.get("/v1/memories", params={"limit": "many"}))  # 422, a query value
+        check("post", "/v1/memories/search", http.post("/v1/memories/search", json={"query": "x", "k": 500}))  # 400
+        check("get", "/v1/memories/{entry_id}", http.get("/v1/memories/nope"))  # 404
+        check("post", "/v1/memories", http.post("/v1/memories", content=b"{" + b" " * 300_000 + b"}",
+                                                headers={"content-type": "application/json"}))  # 413
+    reader, _ = server.keys.create(["alice"], "read")
+    with server.client() as anonymous:
+        check("get", "/v1/memories", anonymous.get("/v1/memories"))  # 401
+    with server.client(reader) as http:
+        check("post", "/v1/memories", http.post("/v1/memories", json={"text": "no"}))  # 403
+        check("get", "/v1/stats", http.get("/v1/stats"))  # 403
+        keys_path(server.memory.store.location).write_text("{not json")
+        check("get", "/v1/sessions", http.get("/v1/sessions"))  # 503 keys_unavailable

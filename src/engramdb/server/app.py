@@ -53,6 +53,7 @@ HTTP_CODES = {400: "bad_input", 404: "not_found", 405: "method_not_allowed", 413
 #: the error statuses every endpoint but /healthz may answer with (docs/SERVER.md)
 ERROR_STATUSES = {400: "bad_input", 401: "unauthorized: no valid API key", 403: "forbidden: the key's role or namespace",
                   404: "not_found", 409: "read_only or model_mismatch", 413: "too_large",
+                  422: "invalid_request: a body, query or path value that does not match the schema",
                   503: "busy: another process held the write lock; keys_unavailable: the keys file is unreadable"}
 
 

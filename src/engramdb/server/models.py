@@ -16,6 +16,11 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
 
+class _Reply(BaseModel):
+    # What the server sends is exactly this: a client may validate it strictly.
+    model_config = ConfigDict(extra="forbid")
+
+
 class AddRequest(_Body):
     """One entry (``text``, or ``entry`` with all fields) or a batch (``entries``)."""
 
@@ -86,10 +91,14 @@ class DeleteResponse(BaseModel):
     deleted: int
 
 
-class ErrorBody(BaseModel):
-    code: str
-    message: str
+class ErrorBody(_Reply):
+    code: str = Field(description="stable, for programs: bad_input, invalid_request, unauthorized, forbidden, "
+                                  "not_found, read_only, model_mismatch, too_large, busy, keys_unavailable, "
+                                  "method_not_allowed, store_error, not_a_store")
+    message: str = Field(description="one line, for people")
 
 
-class ErrorResponse(BaseModel):
+class ErrorResponse(_Reply):
+    """Every error the API answers: ``{"error": {"code", "message"}}`` (docs/SERVER.md)."""
+
     error: ErrorBody
