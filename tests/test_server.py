@@ -499,3 +499,19 @@ def test_error_responses_match_the_schema_the_openapi_document_gives_them(server
         check("get", "/v1/stats", http.get("/v1/stats"))  # 403
         keys_path(server.memory.store.location).write_text("{not json")
         check("get", "/v1/sessions", http.get("/v1/sessions"))  # 503 keys_unavailable
+
+
+def test_openapi_declares_the_import_body_and_its_report(server: Running) -> None:
+    """/v1/import reads its body raw (a JSONL stream); the document still says there is one,
+    and of which type, so a generated client sends it."""
+    with server.client() as http:
+        spec = http.get("/openapi.json").json()
+        operation = spec["paths"]["/v1/import"]["post"]
+        body = operation["requestBody"]
+        assert body["required"] is True and list(body["content"]) == ["application/x-ndjson"]
+        assert body["content"]["application/x-ndjson"]["schema"]["type"] == "string"
+        report = operation["responses"]["200"]["content"]["application/json"]["schema"]
+        assert report == {"$ref": "#/components/schemas/ImportReportModel"}
+        sent = http.post("/v1/import", content=b'{"text": "Sent as the document says."}\n',
+                         headers={"content-type": "application/x-ndjson"})
+        assert sent.status_code == 200 and sent.json()["written"] == 1, sent.text

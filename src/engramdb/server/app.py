@@ -28,8 +28,8 @@ from ..errors import (
 from ..conversation.ingest import check_turn
 from ..memory import Memory
 from ..schema import (
-    EntryModel, HistoryEventModel, NamespaceModel, PageModel, SearchResultModel, SessionModel, StatsModel,
-    TimelineModel, to_wire,
+    EntryModel, HistoryEventModel, ImportReportModel, NamespaceModel, PageModel, SearchResultModel, SessionModel,
+    StatsModel, TimelineModel, to_wire,
 )
 from ..store.base import Filters
 from .auth import ApiError, Caller, authenticate, caller_of, resolve, utf8_header
@@ -55,6 +55,12 @@ ERROR_STATUSES = {400: "bad_input", 401: "unauthorized: no valid API key", 403: 
                   404: "not_found", 409: "read_only or model_mismatch", 413: "too_large",
                   422: "invalid_request: a body, query or path value that does not match the schema",
                   503: "busy: another process held the write lock; keys_unavailable: the keys file is unreadable"}
+
+
+#: what /v1/import reads (raw, so FastAPI cannot see it): JSONL, as `engram export` writes it
+IMPORT_BODY = {"requestBody": {"required": True, "content": {"application/x-ndjson": {"schema": {
+    "type": "string", "description": "one JSON object per line: entries, or an `engram export` dump of one "
+                                     "namespace (any content type is read the same)"}}}}}
 
 
 def _document_auth(app: FastAPI) -> None:
@@ -303,7 +309,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         return {"session_id": session_id, "turns": len(reports), "facts": sum(r["facts"] for r in reports),
                 "written": sum(r["written"] for r in reports)}
 
-    @app.post("/v1/import", tags=["transfer"])
+    @app.post("/v1/import", tags=["transfer"], response_model=ImportReportModel, openapi_extra=IMPORT_BODY)
     async def import_jsonl(request: Request, ns: str = Depends(need("admin"))) -> Any:
         """A JSONL body (entries, or an `engram export` dump of one namespace) imported into the
         key's namespace; the body is streamed to a temporary file, then validated whole."""
