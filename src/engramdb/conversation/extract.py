@@ -34,6 +34,12 @@ _ANSWER_RE = re.compile(r"^(?:yes|yeah|yep|yup|no|nope|nah|sure|definitely|absol
 _SMALL_TALK = {"hi", "hey", "hello", "thanks", "thank", "bye", "goodbye", "wow", "awesome", "cool", "great", "yeah",
                "yes", "no", "ok", "okay", "sure", "lol", "haha", "congrats", "congratulations", "amazing", "nice", "good",
                "see", "glad", "hear", "sound", "realli", "much", "talk", "chat", "catch", "care"}
+# The same in Chinese, as the analyser splits it ("好的，我记住了" -> 好 / 记住, "没问题" -> 问题,
+# "我会记下来的" -> 我会 / 记下 / 下来 / 记下来): an assistant's acknowledgement is not a fact.
+_SMALL_TALK |= {"好", "好的", "好呀", "好吧", "谢谢", "感谢", "多谢", "哈哈", "哈哈哈", "嘿嘿", "嗯嗯", "太好了", "太棒",
+                "太棒了", "真棒", "明白", "记住", "记下", "下来", "记下来", "我会", "问题", "客气", "不错", "真不",
+                "真不错", "听", "起来", "收到", "了解", "没关", "关系", "没关系", "加油", "晚安", "早安", "再见",
+                "拜拜", "真的", "当然", "主意", "厉害", "真", "知道", "可以", "恭喜", "高兴", "开心", "有趣"}
 _RELATION_RE = re.compile(
     r"\b(?:friend|friends|sister|brother|mom|mother|dad|father|son|daughter|husband|wife|partner|boyfriend|"
     r"girlfriend|cousin|aunt|uncle|grandma|grandpa|niece|nephew|colleague|coworker|boss|neighbor|neighbour|"
