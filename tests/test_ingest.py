@@ -135,3 +135,34 @@ def test_a_symlink_beside_its_target_is_one_note_and_a_reimport_settles(tmp_path
     assert (first["files"], first["removed"]) == (1, 0) and mem.count() == 1
     again = mem.import_path(folder)
     assert (again["written"], again["removed"]) == (0, 0) and mem.count() == 1
+
+
+def test_derived_from_names_entries_of_the_namespace(tmp_path: Path, mem: Memory) -> None:
+    """A derived_from id must be an entry of the namespace — stored, or given in the same call —
+    checked before the first write; another namespace's id is not one. Links an entry has
+    stored already stay (its source may have been deleted since)."""
+    [turn] = mem.add([{"text": "Ann: I moved to Oslo.", "kind": "turn"}])
+    [elsewhere] = mem.add(["Bob's turn."], namespace="other")
+    with pytest.raises(InputError, match=rf"item 1: derived_from names nope, not an entry of namespace 'default'"):
+        mem.add(["fine", {"text": "Ann moved to Oslo.", "derived_from": [turn, "nope"]}])
+    with pytest.raises(InputError, match=rf"item 0: derived_from names {elsewhere}, not an entry"):
+        mem.add([{"text": "Bob said something.", "derived_from": [elsewhere]}])
+    with pytest.raises(InputError, match="derived from itself"):
+        mem.add([{"id": "me", "text": "Circular.", "derived_from": ["me"]}])
+    assert mem.count() == 1 and mem.count(namespace="other") == 1
+    [fact] = mem.add([{"text": "Ann moved to Oslo.", "derived_from": [turn]}])
+    # In one call, the entry a fact names may come with it, in any order.
+    both = mem.add([{"id": "f2", "text": "Ann likes fjords.", "derived_from": ["t2"]},
+                    {"id": "t2", "text": "Ann: I like fjords.", "kind": "turn"}])
+    assert both == ["f2", "t2"]
+    mem.delete(turn)
+    assert mem.add([mem.get(fact)[0]]) == [fact]  # stored with that link: adding it back is fine
+    path = tmp_path / "facts.jsonl"
+    path.write_text(json.dumps({"id": "t3", "text": "Ann: hi", "kind": "turn"}) + "\n"
+                    + json.dumps({"text": "Ann said hi.", "derived_from": ["t3"]}) + "\n"
+                    + json.dumps({"text": "Ann said bye.", "derived_from": ["t4"]}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"facts.jsonl:3: derived_from names t4, not an entry of namespace"):
+        mem.import_path(path)
+    assert mem.count() == 3
+    path.write_text("\n".join(path.read_text(encoding="utf-8").splitlines()[:2]) + "\n", encoding="utf-8")
+    assert mem.import_path(path)["written"] == 2

@@ -86,6 +86,31 @@ def new_links(store: "Store", namespace: str, entries: Sequence[Entry], where: C
     return fresh
 
 
+def check_derived_from(store: "Store", namespace: str, entries: Sequence[Entry], where: Callable[[int], str]) -> None:
+    """Check the provenance links entries to be added carry, before anything is written: each
+    `derived_from` id names an entry of `namespace` — stored, or among `entries` (a fact may
+    come with its turns, in any order). Another namespace's id is not one: scope is a hard
+    boundary. Links an entry has stored already stay (its source may have been deleted since).
+    Raises `InputError` naming the item (``where(index)``) and the ids."""
+    linked = [(index, entry) for index, entry in enumerate(entries) if entry.derived_from]
+    if not linked:
+        return
+    given = {e.id for e in entries}
+    wanted = sorted({d for _, e in linked for d in e.derived_from} - given)
+    known = given | {e.id for e in store.get(namespace, wanted)} if wanted else given
+    for index, entry in linked:
+        if entry.id in entry.derived_from:
+            raise InputError(f"{where(index)}: an entry cannot be derived from itself ({entry.id})")
+        missing = [d for d in dict.fromkeys(entry.derived_from) if d not in known]
+        if missing and entry.id:
+            stored = store.get(namespace, [entry.id])
+            missing = [d for d in missing if not stored or d not in stored[0].derived_from]
+        if missing:
+            raise InputError(f"{where(index)}: derived_from names {', '.join(missing)}, not an entry of namespace "
+                             f"{namespace!r}; add the entries it came from first (or in the same call), or drop "
+                             "derived_from")
+
+
 _UPDATE_ATTEMPTS = 20  # each retry loses only to an update committed in between
 
 

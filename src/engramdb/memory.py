@@ -214,6 +214,7 @@ class Memory:
             raise InputError(f"add takes a string, an Entry, a dict or a list of them, not {type(items).__name__}")
         ns = self._scope(namespace)
         entries = self._normalize(items, ns, kind)
+        lifecycle.check_derived_from(self.store, ns, entries, lambda index: f"item {index}")
         # The store owns supersede links: an item's own new `superseded_by` would hide it (naming
         # any id, another namespace's too) and its own new `supersedes` would leave the old entry
         # visible. Links the stored entry has already are fine (an entry read and added back);

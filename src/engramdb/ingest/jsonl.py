@@ -41,10 +41,11 @@ def _numbered_entries(path: Path, namespace: str) -> list[tuple[int, Entry]]:
 
 def import_jsonl(writer: "Writer", path: Path, *, namespace: str, batch_size: int = 256,
                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    from ..lifecycle import new_links
+    from ..lifecycle import check_derived_from, new_links
 
     numbered = _numbered_entries(path, namespace)
     entries = [entry for _, entry in numbered]
+    check_derived_from(writer.store, namespace, entries, lambda index: f"{path}:{numbered[index][0]}")
     if new_links(writer.store, namespace, entries, lambda index: f"{path}:{numbered[index][0]}"):
         raise InputError(f"{path}: an entry's supersedes names entries it does not supersede yet; link them with "
                          "`engram add --supersedes` / Memory.add(..., supersedes=[...]), or import an `engram "
