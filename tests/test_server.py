@@ -515,3 +515,33 @@ def test_openapi_declares_the_import_body_and_its_report(server: Running) -> Non
         sent = http.post("/v1/import", content=b'{"text": "Sent as the document says."}\n',
                          headers={"content-type": "application/x-ndjson"})
         assert sent.status_code == 200 and sent.json()["written"] == 1, sent.text
+
+
+def test_turns_report_what_was_written_not_what_was_sent(server: Running) -> None:
+    """Sending turns again writes nothing new (a turn id names its turn, the same words are a
+    retry), and the report says so: ``turns`` counts the turns written, ``unchanged`` the
+    retries; a corrected turn is written in its place and its old entries counted removed."""
+    turns = [{"speaker": "Ann", "text": "I moved to Porto in May.", "turn_id": "t1",
+              "timestamp": "2024-06-01T10:00:00"},
+             {"speaker": "Ben", "text": "How do you like it?", "turn_id": "t2", "timestamp": "2024-06-01T10:01:00"}]
+    with server.client() as http:
+        first = http.post("/v1/conversations/move/turns", json={"turns": turns})
+        assert first.status_code == 200, first.text
+        body = first.json()
+        assert body["turns"] == 2 and body["unchanged"] == 0 and body["written"] >= 2 and body["removed"] == 0
+        count = server.memory.count()
+        again = http.post("/v1/conversations/move/turns", json={"turns": turns}).json()
+        assert again == {"session_id": "move", "turns": 0, "unchanged": 2, "facts": 0, "written": 0, "removed": 0}
+        assert server.memory.count() == count
+        lovely = http.post("/v1/conversations/move/turns", json={"turns": [{"speaker": "Ben", "text": "Lovely."}]})
+        assert lovely.json()["turns"] == 1
+        assert http.post("/v1/conversations/move/turns", json={"turns": [{"speaker": "Ben", "text": "Lovely."}]}
+                         ).json()["unchanged"] == 1  # the session's latest turn, sent twice
+        corrected = http.post("/v1/conversations/move/turns", json={"turns": [
+            {"speaker": "Ann", "text": "I moved to Braga in May.", "turn_id": "t1"}]}).json()
+        assert corrected["turns"] == 1 and corrected["unchanged"] == 0 and corrected["removed"] >= 1
+        spec = http.get("/openapi.json").json()
+    schema = spec["paths"]["/v1/conversations/{session_id}/turns"]["post"]["responses"]["200"]["content"]
+    assert schema["application/json"]["schema"] == {"$ref": "#/components/schemas/TurnsResponse"}
+    assert {"turns", "unchanged", "facts", "written", "removed"} <= set(spec["components"]["schemas"]["TurnsResponse"]
+                                                                        ["properties"])

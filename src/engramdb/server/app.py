@@ -38,7 +38,9 @@ from .entry_path import ENTRY, ENTRY_ID, HISTORY, HistoryRoute
 from .addresses import is_loopback
 from .loopback_guard import LoopbackGuard
 from .keys import ApiKey, KeyStore
-from .models import AddRequest, AddResponse, DeleteResponse, ErrorResponse, SearchRequest, TurnsRequest, UpdateRequest
+from .models import (
+    AddRequest, AddResponse, DeleteResponse, ErrorResponse, SearchRequest, TurnsRequest, TurnsResponse, UpdateRequest,
+)
 
 STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
           (StoreBusyError, 503, "busy"), (ModelMismatchError, 409, "model_mismatch"),
@@ -293,7 +295,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
                actor: str | None = None) -> Any:
         return {"deleted": memory.delete(entry_id, namespace=ns, actor=actor)}
 
-    @app.post("/v1/conversations/{session_id}/turns", tags=["conversations"])
+    @app.post("/v1/conversations/{session_id}/turns", response_model=TurnsResponse, tags=["conversations"])
     def add_turns(session_id: str, body: TurnsRequest, ns: str = Depends(need("write"))) -> Any:
         """Append turns to a session, in order; facts are extracted from each as by `add_turn`."""
         if len(body.turns) > limits.max_batch:
@@ -304,10 +306,13 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             except InputError as exc:
                 raise InputError(f"turns[{i}]: {exc}") from None
         reports = [memory.add_turn(t.speaker, t.text, session_id=session_id, timestamp=t.timestamp,
-                                   turn_id=t.turn_id, namespace=ns, extractor=body.extractor).to_dict()
+                                   turn_id=t.turn_id, namespace=ns, extractor=body.extractor)
                    for t in body.turns]
-        return {"session_id": session_id, "turns": len(reports), "facts": sum(r["facts"] for r in reports),
-                "written": sum(r["written"] for r in reports)}
+        # A retry reports turns == 0 (nothing written); so would a session found unchanged.
+        unchanged = sum(1 for r in reports if not r.turns or r.sessions_unchanged)
+        return {"session_id": session_id, "turns": len(reports) - unchanged, "unchanged": unchanged,
+                "facts": sum(r.facts for r in reports), "written": sum(r.written for r in reports),
+                "removed": sum(r.removed for r in reports)}
 
     @app.post("/v1/import", tags=["transfer"], response_model=ImportReportModel, openapi_extra=IMPORT_BODY)
     async def import_jsonl(request: Request, ns: str = Depends(need("admin"))) -> Any:

@@ -87,6 +87,17 @@ class TurnsRequest(_Body):
     extractor: Literal["offline", "llm", "none"] = "offline"
 
 
+class TurnsResponse(_Reply):
+    """What ``POST /v1/conversations/{session_id}/turns`` wrote (`add_turn` for each turn)."""
+
+    session_id: str
+    turns: int = Field(description="turns written: new ones, and ones a turn_id corrected in place")
+    unchanged: int = Field(description="turns the session held already (a retry): nothing written for them")
+    facts: int = Field(description="facts extracted from the turns written")
+    written: int = Field(description="entries written, turns and facts")
+    removed: int = Field(description="entries a corrected turn replaced: the old turn and its facts")
+
+
 class DeleteResponse(BaseModel):
     deleted: int
 
