@@ -125,3 +125,29 @@ def test_cli_scope(two: Memory, tmp_path: Path) -> None:
     found = run("-n", "bob", "search", "vault code", "--json")
     assert found.exit_code == 0 and json.loads(found.output)["hits"] == []
     assert alice_entry(two).text.startswith("Alice's secret")
+
+
+def test_a_dump_goes_into_the_namespace_a_memory_is_bound_to(two: Memory, tmp_path: Path) -> None:
+    """`Memory(namespace="bob").import_path(alice's dump)` writes into bob, as `engram -n bob
+    import` does; a Memory (or a CLI call) that names no namespace restores the dump's own."""
+    dump = tmp_path / "alice.jsonl"
+    dump.write_text("".join(json.dumps(line) + "\n" for line in two.export()), encoding="utf-8")
+    before = {e.id: e.to_dict() for e in two.list().results}
+    with Memory(two.path, namespace="bob") as bob:
+        report = bob.import_path(dump)
+        assert report["namespaces"] == ["bob"] and report["written"] == 2
+        assert sorted(e.text for e in bob.list().results) == sorted(e["text"] for e in before.values())
+        assert bob.get("shared-id")[0].namespace == "bob"
+        assert [h.event for h in bob.history("shared-id")] == ["ADD"]  # its history came along, into bob
+    assert {e.id: e.to_dict() for e in two.list().results} == before  # alice's untouched
+    with Memory(two.path, namespace="carol") as carol:
+        assert carol.import_path(dump, namespace="dave")["namespaces"] == ["dave"]  # the call's namespace wins
+        assert carol.count() == 0
+    with Memory(two.path) as unbound:  # no namespace named: the dump's own, alice (already there)
+        assert unbound.import_path(dump)["namespaces"] == ["alice"]
+        assert unbound.count(namespace="default") == 0
+    runner = CliRunner()
+    copied = runner.invoke(main, ["--db", two.path, "-n", "erin", "import", str(dump), "--json"])
+    assert copied.exit_code == 0 and json.loads(copied.output)["namespaces"] == ["erin"]
+    restored = runner.invoke(main, ["--db", two.path, "import", str(dump), "--json"])
+    assert restored.exit_code == 0 and json.loads(restored.output)["namespaces"] == ["alice"]

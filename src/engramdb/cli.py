@@ -76,7 +76,10 @@ def _memory(ctx: click.Context, must_exist: bool = False, reads_only: bool = Fal
     created = backend_of(opts["db"]) == "sqlite" and not store_exists(opts["db"])
     left_empty = False
     try:
-        with Memory(opts["db"], namespace=opts["namespace"], embedder=opts["embedder"], read_only=read_only) as mem:
+        # Without -n the Memory names no namespace (it acts in "default"): `import` then restores a
+        # dump into the namespaces it records; with -n everything, a dump too, goes into that one.
+        namespace = opts["namespace"] if opts["namespace_given"] else None
+        with Memory(opts["db"], namespace=namespace, embedder=opts["embedder"], read_only=read_only) as mem:
             try:
                 yield mem
             except BaseException:

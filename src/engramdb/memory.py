@@ -69,7 +69,9 @@ class Memory:
     ``path`` is a SQLite file path or a ``postgresql://`` URL (also the Unix-socket form
     ``postgresql://user:@/db?host=/socket/dir``; default ``$ENGRAM_DB`` or ``./engram.db``);
     ``store`` is an already opened `Store` instead (the Memory then owns and closes it).
-    ``namespace`` scopes every call (one user, one agent, one conversation...).
+    ``namespace`` scopes every call (one user, one agent, one conversation...; default
+    ``"default"``); a Memory opened with one imports an `engram export` dump into it too
+    (see `import_path`).
     ``embedder`` is a name from `engramdb.embed.EMBEDDER_NAMES` or an `Embedder`; by default
     the model the store was built with, or ``e5-small`` for a new store. A store never mixes
     vectors of two models: asking for another raises `ModelMismatchError`.
@@ -92,7 +94,7 @@ class Memory:
     def __init__(
         self,
         path: str | Path | None = None,
-        namespace: str = "default",
+        namespace: str | None = None,
         embedder: str | Embedder | None = None,
         *,
         read_only: bool = False,
@@ -106,7 +108,10 @@ class Memory:
     ) -> None:
         if store is not None and path is not None:
             raise InputError("give a store path (or URL) or an opened store, not both")
-        self.namespace = checked(check_name, namespace, "namespace")
+        self.namespace = checked(check_name, "default" if namespace is None else namespace, "namespace")
+        # Bound to a namespace by name: an `engram export` dump is imported into it (a Memory
+        # that names none restores a dump into the namespaces it records, as `engram import` does).
+        self._bound = namespace is not None
         if isinstance(embedder, str):
             check_spec(embedder)  # an unknown name, a missing endpoint: fail before the file is created
         self.allow_preset_files = allow_preset_files
@@ -615,14 +620,17 @@ class Memory:
         """Import a folder of ``.md``/``.txt`` notes, a JSONL file of entries, a conversation
         file (LoCoMo JSON, JSONL of turns, OpenAI messages) or an Engram export, recognised by
         its fields unless ``format`` says (``notes``, ``entries``, ``locomo``, ``turns``,
-        ``openai``, ``export``). Conversations get facts from ``extractor``. An export
-        restores each entry into the namespace it was exported from unless ``namespace``
-        is given. See `engramdb.ingest`."""
+        ``openai``, ``export``). Conversations get facts from ``extractor``. An export of one
+        namespace is written into ``namespace``, else into this Memory's when it was opened
+        with one (``Memory(path, namespace="bob")``: a namespace is a hard boundary, and this is
+        how a namespace is copied); a Memory opened without one restores each entry into the
+        namespace it was exported from (a dump of several namespaces only so). See `engramdb.ingest`."""
         from .ingest import import_path
 
+        into = namespace if namespace is not None else self.namespace if self._bound else None
         return import_path(self.writer, Path(path), namespace=self._scope(namespace), progress=progress,
                            format=format, extractor=get_extractor(extractor, self.llm),
-                           dump_namespace=None if namespace is None else self._scope(namespace))
+                           dump_namespace=None if into is None else self._scope(into))
 
     def export(self, *, namespace: str | None = None, all_namespaces: bool = False) -> Iterator[dict[str, Any]]:
         """The namespace (or, with ``all_namespaces``, the store) as a lossless dump: a
