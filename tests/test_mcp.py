@@ -101,3 +101,53 @@ def test_mcp_tools_end_to_end(tmp_path: Path) -> None:
         assert mem.get(bob_id)[0].text == "Bob's private note about the vault."
         assert mem.count(namespace="alice") >= 3  # Lisbon (updated), the cat turn and its facts
         assert mem.count(namespace="alice", include_superseded=True) == mem.count(namespace="alice") + 1
+
+
+def test_mcp_update_takes_what_the_http_update_takes_and_clears_fields(tmp_path: Path) -> None:
+    """memory_update changes every field PATCH /v1/memories/{id} does, and `clear` empties one
+    (an expiry removed, tags or metadata cleared), which null cannot (null leaves it as it is);
+    memory_search returns 10 hits when no k is given, as the HTTP search does."""
+    from engramdb.server.models import UpdateRequest
+
+    db = tmp_path / "update.db"
+    with Memory(db, namespace="me", embedder="minilm") as mem:
+        mem.add([f"Note {i} about green tea." for i in range(12)])
+
+    async def script(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        takes = set(tools["memory_update"].input_schema["properties"])
+        assert takes == set(UpdateRequest.model_fields) - {"actor"} | {"id", "clear"}  # actor: "mcp"
+        clear = tools["memory_update"].input_schema["properties"]["clear"]
+        names = next(option["items"]["enum"] for option in clear["anyOf"] if option.get("type") == "array")
+        assert set(names) == set(UpdateRequest.model_fields) - {"actor", "text"}
+        added = call_json(await session.call_tool("memory_add", {
+            "text": "The parking pass is in the glovebox.", "persons": ["Ann"], "keywords": ["car"],
+            "metadata": {"project": "atlas"}, "expires_at": "2099-01-01T00:00:00"}))
+        entry_id = added["id"]
+
+        async def stored() -> dict:  # type: ignore[type-arg]
+            return call_json(await session.call_tool("memory_get", {"id": entry_id}))["entries"][0]
+
+        call_json(await session.call_tool("memory_update", {
+            "id": entry_id, "entities": ["glovebox"], "location": "Lisbon", "topic": "car",
+            "timestamp": "2024-05-01T00:00:00", "timestamp_end": "2024-06-01T00:00:00"}))
+        entry = await stored()
+        assert (entry["entities"], entry["location"], entry["topic"]) == (["glovebox"], "Lisbon", "car")
+        assert entry["timestamp_end"].startswith("2024-06-01") and entry["expires_at"].startswith("2099")
+        nulls = call_json(await session.call_tool("memory_update", {"id": entry_id, "text": "The parking pass is "
+                                                                    "in the car.", "expires_at": None}))
+        assert nulls["entry"]["expires_at"].startswith("2099")  # null: left as it is
+        cleared = call_json(await session.call_tool("memory_update", {
+            "id": entry_id, "clear": ["expires_at", "persons", "keywords", "metadata", "location"]}))
+        assert "expires_at" not in cleared["entry"]
+        entry = await stored()
+        assert entry["expires_at"] is None and entry["persons"] == entry["keywords"] == [] and entry["metadata"] == {}
+        assert entry["location"] is None and entry["topic"] == "car" and entry["text"].endswith("in the car.")
+        both = await session.call_tool("memory_update", {"id": entry_id, "topic": "x", "clear": ["topic"]})
+        assert both.is_error and "topic" in both.content[0].text
+        text = await session.call_tool("memory_update", {"id": entry_id, "clear": ["text"]})
+        assert text.is_error and text.content[0].text.startswith("memory_update: clear")
+        found = call_json(await session.call_tool("memory_search", {"query": "green tea"}))
+        assert len(found["hits"]) == 10
+
+    anyio.run(session_run, db, "me", script)

@@ -180,3 +180,25 @@ def test_engram_serve_as_a_user_runs_it(tmp_path: Path) -> None:
     assert served.returncode in (0, -signal.SIGTERM), served.stderr.read() if served.stderr else ""
     assert not Path(db + "-wal").exists()
     assert "Application shutdown complete" in (served.stderr.read() if served.stderr else "")
+
+
+def test_mcp_search_default_k_is_the_http_default_capped_by_max_k(tmp_path: Path) -> None:
+    """Without k, memory_search returns as many hits as POST /v1/memories/search: 10, or the
+    server's --max-k when that is lower."""
+    from engramdb.server.app import Limits
+
+    for max_k, expected in ((100, 10), (3, 3)):
+        running = Running(tmp_path / f"k{max_k}.db", Limits(max_k=max_k))
+        try:
+            with running.client() as http:
+                http.post("/v1/memories", json={"entries": [f"Note {i} about green tea." for i in range(12)]})
+                over_http = http.post("/v1/memories/search", json={"query": "green tea"}).json()["hits"]
+            seen: dict[str, int] = {}
+
+            async def script(session: ClientSession) -> None:
+                seen["hits"] = len(call_json(await session.call_tool("memory_search", {"query": "green tea"}))["hits"])
+
+            run_session(running.url, None, script)
+            assert seen["hits"] == len(over_http) == expected, (max_k, seen, len(over_http))
+        finally:
+            running.stop()

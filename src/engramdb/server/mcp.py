@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from typing import Any, Callable, Sequence, get_type_hints
+from typing import Any, Callable, Literal, Sequence, get_type_hints
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -23,6 +23,7 @@ from ..errors import EngramError, InputError
 from ..memory import Memory
 from .auth import ApiError, caller_of
 from .keys import KeyStore
+from .models import DEFAULT_K
 
 INSTRUCTIONS = (
     "Long-term memory. Call memory_search before answering questions about the user, past conversations or "
@@ -30,6 +31,13 @@ INSTRUCTIONS = (
     "pronouns, absolute dates). To correct a fact use memory_update (same id); when the world changed "
     "(a move, a new job) use memory_add with supersedes=[old id] so the old fact stays as history."
 )
+
+
+#: what memory_update's `clear` sets each field to: emptied, or no value (an expiry: never)
+CLEARED: dict[str, Any] = {"metadata": {}, "persons": [], "entities": [], "keywords": [], "location": None,
+                           "topic": None, "timestamp": None, "timestamp_end": None, "expires_at": None}
+Clearable = Literal["metadata", "persons", "entities", "keywords", "location", "topic", "timestamp", "timestamp_end",
+                    "expires_at"]
 
 
 def _engram_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -121,7 +129,7 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         "the last few utterances as 'User: … Assistant: …', or the chat messages as a JSON array of role/content). "
         "Returns the best "
         "entries with their ids, scores (with the default preset: the chance each is relevant), times and sources. "
-        "context=1 adds the turn before and after each conversation-turn hit."))
+        "k: how many (default 10). context=1 adds the turn before and after each conversation-turn hit."))
     @_engram_errors
     def memory_search(ctx: Context, query: str | list[dict[str, Any]] | None = None, k: int | None = None,
                       q: str | None = None, top_k: int | None = None, limit: int | None = None,
@@ -133,7 +141,7 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         text = json.dumps(query, ensure_ascii=False) if isinstance(query, list) else (query or q)
         if not text:
             raise InputError("give the question as query")
-        size = next((v for v in (k, top_k, limit) if v is not None), min(5, max_k or 5))
+        size = next((v for v in (k, top_k, limit) if v is not None), min(DEFAULT_K, max_k or DEFAULT_K))
         if max_k is not None and size > max_k:
             raise InputError(f"k must be at most {max_k} here")
         result = memory.search(text, k=size, filters=filters, now=now, namespace=ns, context=context)
@@ -174,14 +182,26 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         return {"entries": [e.to_dict() for e in found], "missing": sorted(set(wanted) - {e.id for e in found})}
 
     @server.tool(name="memory_update", structured_output=True, description=(
-        "Correct a stored memory in place (same id); the old version stays in its history. Pass only what changes."))
+        "Correct a stored memory in place (same id); the old version stays in its history. Pass only what changes: "
+        "a field left out (or null) stays as it is; metadata and lists are replaced whole. clear: fields to empty, "
+        "e.g. [\"expires_at\"] so it never expires, [\"persons\", \"metadata\"] to drop its tags."))
     @_engram_errors
     def memory_update(ctx: Context, id: str, text: str | None = None, metadata: dict[str, Any] | None = None,
-                      persons: list[str] | None = None, timestamp: str | None = None,
-                      expires_at: str | None = None) -> dict[str, Any]:
+                      persons: list[str] | None = None, entities: list[str] | None = None,
+                      keywords: list[str] | None = None, location: str | None = None, topic: str | None = None,
+                      timestamp: str | None = None, timestamp_end: str | None = None, expires_at: str | None = None,
+                      clear: list[Clearable] | None = None) -> dict[str, Any]:
         ns = scope(ctx, "write", "memory_update")
-        changes = {k: v for k, v in {"text": text, "metadata": metadata, "persons": persons, "timestamp": timestamp,
-                                     "expires_at": expires_at}.items() if v is not None}
+        # null is "not given" (a model may send every argument, null for those it does not
+        # mean); emptying a field is asked for by name in `clear`.
+        given = {k: v for k, v in {"text": text, "metadata": metadata, "persons": persons, "entities": entities,
+                                   "keywords": keywords, "location": location, "topic": topic,
+                                   "timestamp": timestamp, "timestamp_end": timestamp_end,
+                                   "expires_at": expires_at}.items() if v is not None}
+        twice = [name for name in dict.fromkeys(clear or []) if name in given]
+        if twice:
+            raise InputError(f"{twice[0]} is given and cleared; give one or the other")
+        changes = given | {name: CLEARED[name] for name in clear or []}
         return {"entry": _compact(memory.update(id, namespace=ns, actor="mcp", **changes).to_dict())}
 
     @server.tool(name="memory_delete", structured_output=True,

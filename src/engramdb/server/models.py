@@ -11,6 +11,10 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from ..schema import EntryModel
 
 
+#: how many hits a search returns when it names no k (HTTP and MCP; a lower --max-k caps it)
+DEFAULT_K = 10
+
+
 class _Body(BaseModel):
     # Strict, as the library is: k = "3" or k = true is an error, not a 3 or a 1.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
@@ -38,7 +42,7 @@ class AddResponse(BaseModel):
 
 class SearchRequest(_Body):
     query: str = Field(validation_alias=AliasChoices("query", "q"))
-    k: int = Field(10, validation_alias=AliasChoices("k", "top_k", "limit"))
+    k: int = Field(DEFAULT_K, validation_alias=AliasChoices("k", "top_k", "limit"))
 
     @model_validator(mode="before")
     @classmethod
