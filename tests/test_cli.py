@@ -177,7 +177,9 @@ def test_add_reads_stdin_where_a_dash_stands(run):
     ids = json.loads(result.output)["ids"]
     got = json.loads(run("get", *ids, "--json").output)["entries"]
     assert [e["text"] for e in got] == ["first", "from stdin", "also from stdin", "last"]
+    bom = json.loads(run("add", "-", "--json", input="\ufeffwith a byte-order mark\r\n").output)["ids"]
+    assert json.loads(run("get", *bom, "--json").output)["entries"][0]["text"] == "with a byte-order mark"
     twice = run("add", "-", "x", "-", input="a\n")
     assert twice.exit_code == 2 and "once" in twice.output
     listed = json.loads(run("list", "--json").output)["results"]
-    assert "-" not in [e["text"] for e in listed] and len(listed) == 4
+    assert "-" not in [e["text"] for e in listed] and len(listed) == 5

@@ -166,3 +166,31 @@ def test_derived_from_names_entries_of_the_namespace(tmp_path: Path, mem: Memory
     assert mem.count() == 3
     path.write_text("\n".join(path.read_text(encoding="utf-8").splitlines()[:2]) + "\n", encoding="utf-8")
     assert mem.import_path(path)["written"] == 2
+
+
+def test_a_utf8_bom_is_not_part_of_the_text(tmp_path: Path, mem: Memory) -> None:
+    """Editors on Windows start UTF-8 files with a byte-order mark: it hid a note's first
+    heading and made a JSON or JSONL file's first line invalid JSON."""
+    bom = "\ufeff".encode()
+    note = tmp_path / "notes" / "trip.md"
+    note.parent.mkdir()
+    note.write_bytes(bom + "# Trip\nAlice packs a warm coat.\n".encode())
+    mem.import_path(note.parent)
+    [chunk] = mem.list().results
+    assert chunk.source.heading_path == ["Trip"] and chunk.text == "Trip\nAlice packs a warm coat."
+    entries = tmp_path / "entries.jsonl"
+    entries.write_bytes(bom + json.dumps({"text": "Bob likes tea."}).encode() + b"\n")
+    assert mem.import_path(entries)["written"] == 1
+    turns = tmp_path / "turns.jsonl"
+    turns.write_bytes(bom + json.dumps({"session_id": "s1", "speaker": "Ann", "text": "Hi."}).encode() + b"\n")
+    assert mem.import_path(turns, extractor="none")["turns"] == 1
+    chat = tmp_path / "chat.json"
+    chat.write_bytes(bom + json.dumps([{"role": "user", "content": "Hello there."}]).encode())
+    assert mem.import_path(chat, extractor="none")["turns"] == 1
+    locomo = tmp_path / "locomo.json"
+    locomo.write_bytes(bom + (Path(__file__).parent / "fixtures" / "eval" / "locomo_tiny.json").read_bytes())
+    assert mem.import_path(locomo, extractor="none", namespace="locomo")["format"] == "locomo"
+    dump = tmp_path / "dump.jsonl"
+    dump.write_bytes(bom + "".join(json.dumps(line) + "\n" for line in mem.export()).encode())
+    assert mem.import_path(dump, namespace="copy")["format"] == "export"
+    assert mem.count(namespace="copy") == mem.count()

@@ -132,7 +132,8 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
         raise click.UsageError("- (stdin) may be given once")
     if "-" in texts:  # `engram add first - last`: stdin's lines where the dash stands, as `cat a - b`
         at = texts.index("-")
-        lines = tuple(line.rstrip("\r\n") for line in sys.stdin if line.strip())
+        piped = sys.stdin.read().removeprefix("\ufeff")  # a byte-order mark is not the first entry's
+        lines = tuple(line.rstrip("\r") for line in piped.split("\n") if line.strip())
         texts = texts[:at] + lines + texts[at + 1:]
     if not texts:
         raise click.UsageError("give at least one TEXT (or - for stdin)")

@@ -1,6 +1,7 @@
 """Reading JSON and JSONL files that users hand in, with every failure as one clear line.
 
-Lines are decoded one by one, so bad UTF-8 names its line; NaN/Infinity (not JSON),
+Lines are decoded one by one, so bad UTF-8 names its line; a UTF-8 byte-order mark at the
+start of a file is skipped; NaN/Infinity (not JSON),
 integers too long to convert and nesting too deep for the parser are `InputError`s, not
 tracebacks.
 """
@@ -12,6 +13,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .errors import InputError
+
+#: the UTF-8 byte-order mark some editors start a file with (Windows Notepad did): no part of the text
+BOM = "\ufeff"
 
 
 def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
@@ -27,6 +31,8 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InputError(f"{path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            if number == 1:
+                line = line.removeprefix(BOM)
             if not line.strip():
                 continue
             yield number, parse_json(line, f"{path}:{number}")
@@ -62,7 +68,7 @@ def read_json(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return parse_json(text, str(path), lines=True)
+    return parse_json(text.removeprefix(BOM), str(path), lines=True)
 
 
 def _reason(exc: ValueError) -> str:

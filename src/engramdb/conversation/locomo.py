@@ -276,7 +276,7 @@ def load_locomo(path: str | Path) -> list[LocomoSample]:
     """
     p = Path(path)
     try:
-        raw = p.read_text(encoding="utf-8")
+        raw = p.read_text(encoding="utf-8").removeprefix("\ufeff")  # a byte-order mark is no JSON
     except FileNotFoundError:
         raise DataFileError(p, "file not found") from None
     except IsADirectoryError:

@@ -36,7 +36,7 @@ def note_files(root: Path) -> list[Path]:
 def note_entries(file: Path, rel_path: str, namespace: str, doc_id: str | None = None) -> list[Entry]:
     """The chunks of one note file; `doc_id` (the file's identity) defaults to `rel_path`."""
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8").removeprefix("\ufeff")  # a byte-order mark hid the first heading
     except UnicodeDecodeError as exc:
         raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     entries = []
