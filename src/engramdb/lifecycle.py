@@ -165,7 +165,7 @@ def supersede(writer: "Writer", entry: Entry, old_ids: Sequence[str], namespace:
         entry = with_stored_fields(entry, stored[0])
         if stored[0].superseded_by is not None:
             reinstated.append(entry.id or "")
-    new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *(o.id for o in olds)])))
+    new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *(o.id for o in olds if o.id)])))
     marked = [dataclasses.replace(old, superseded_by=new.id) for old in olds]
     writer.write([new, *marked], namespace=namespace, actor=actor, reinstates=reinstated)
     return new.id  # type: ignore[return-value]
