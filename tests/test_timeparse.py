@@ -179,3 +179,94 @@ def test_naive_reference_is_utc_and_invalid_dates_are_skipped():
     # An impossible day is not a date; the month that remains is still read.
     window = parse_time_window("31 February 2023", REF)
     assert (window.start, window.end, window.expression) == (d(2023, 2, 1), d(2023, 3, 1), "February 2023")
+
+
+# Parts of periods, quarters, hours and holidays (text/timeparts.py), against Monday 22 May 2023.
+NOW = datetime(2023, 5, 22, 10, 0, tzinfo=timezone.utc)
+PART_CASES = [
+    ("What did Alice do in the first week of May?", "the first week of May", d(2023, 5, 1), d(2023, 5, 8)),
+    ("the last week of April", "the last week of April", d(2023, 4, 24), d(2023, 5, 1)),
+    ("early May", "early May", d(2023, 5, 1), d(2023, 5, 11)),
+    ("in mid-April", "mid-April", d(2023, 4, 11), d(2023, 4, 21)),
+    ("late April", "late April", d(2023, 4, 21), d(2023, 5, 1)),
+    ("at the end of last month", "the end of last month", d(2023, 4, 21), d(2023, 5, 1)),
+    ("the middle of March", "the middle of March", d(2023, 3, 11), d(2023, 3, 21)),
+    ("the second half of 2022", "the second half of 2022", d(2022, 7, 1), d(2023, 1, 1)),
+    ("at the start of last week", "the start of last week", d(2023, 5, 15), d(2023, 5, 18)),
+    ("since early May", "early May", d(2023, 5, 1), datetime(9999, 1, 1, tzinfo=timezone.utc)),
+    ("before the end of last month", "the end of last month", datetime(1, 1, 1, tzinfo=timezone.utc), d(2023, 4, 21)),
+    ("上个月初", "上个月初", d(2023, 4, 1), d(2023, 4, 11)),
+    ("这个月中旬", "这个月中旬", d(2023, 5, 11), d(2023, 5, 21)),
+    ("四月底", "四月底", d(2023, 4, 21), d(2023, 5, 1)),
+    ("上周末我们去爬山了", "上周末", d(2023, 5, 20), d(2023, 5, 22)),
+    ("去年底", "去年底", d(2022, 9, 1), d(2023, 1, 1)),
+    ("今年年初", "今年年初", d(2023, 1, 1), d(2023, 4, 1)),
+    ("年初", "年初", d(2023, 1, 1), d(2023, 4, 1)),
+    ("去年下半年", "去年下半年", d(2022, 7, 1), d(2023, 1, 1)),
+    ("in Q1", "Q1", d(2023, 1, 1), d(2023, 4, 1)),
+    ("in Q3", "Q3", d(2022, 7, 1), d(2022, 10, 1)),  # the latest Q3 begun
+    ("Q3 2022", "Q3 2022", d(2022, 7, 1), d(2022, 10, 1)),
+    ("the third quarter of 2022", "the third quarter of 2022", d(2022, 7, 1), d(2022, 10, 1)),
+    ("last quarter", "last quarter", d(2023, 1, 1), d(2023, 4, 1)),
+    ("2022年第三季度", "2022年第三季度", d(2022, 7, 1), d(2022, 10, 1)),
+    ("上个季度", "上个季度", d(2023, 1, 1), d(2023, 4, 1)),
+    ("in spring 2022", "spring 2022", d(2022, 3, 1), d(2022, 6, 1)),
+    ("the winter of 2022", "the winter of 2022", d(2022, 12, 1), d(2023, 3, 1)),
+    ("in the last 48 hours", "the last 48 hours", datetime(2023, 5, 20, 10, tzinfo=timezone.utc), d(2023, 5, 23)),
+    ("过去24小时", "过去24小时", datetime(2023, 5, 21, 10, tzinfo=timezone.utc), d(2023, 5, 23)),
+    ("since Christmas", "Christmas", d(2022, 12, 24), datetime(9999, 1, 1, tzinfo=timezone.utc)),
+    ("last Christmas", "last Christmas", d(2022, 12, 24), d(2022, 12, 27)),
+    ("Christmas 2021", "Christmas 2021", d(2021, 12, 24), d(2021, 12, 27)),
+    ("at Thanksgiving", "Thanksgiving", d(2022, 11, 24), d(2022, 11, 28)),  # the fourth Thursday
+    ("on Valentine's Day", "Valentine's Day", d(2023, 2, 14), d(2023, 2, 15)),
+    ("去年国庆", "去年国庆", d(2022, 10, 1), d(2022, 10, 8)),
+]
+
+
+@pytest.mark.parametrize("text, expression, start, end", PART_CASES, ids=[c[0] for c in PART_CASES])
+def test_parts_of_periods_quarters_hours_and_holidays(text: str, expression: str, start: datetime,
+                                                       end: datetime) -> None:
+    [window] = find_time_windows(text, NOW)
+    assert (window.expression, window.start, window.end) == (expression, start, end)
+
+
+@pytest.mark.parametrize("text, expression", [
+    ("这个月中国队赢了", "这个月"),  # 中 opens 中国, not the middle of the month
+    ("a lot of May's flowers", None),  # May's: a name
+    ("I may go there", None),
+])
+def test_part_words_that_are_not_parts(text: str, expression: str | None) -> None:
+    windows = find_time_windows(text, NOW)
+    assert [w.expression for w in windows] == ([expression] if expression else [])
+    if expression == "这个月":
+        assert (windows[0].start, windows[0].end) == (d(2023, 5, 1), d(2023, 6, 1))
+
+
+def test_the_restater_leaves_holidays_quarters_and_hours_named_alone() -> None:
+    """In speech "at Christmas" or "in Q3" may lie ahead, and hours are not days: only a
+    question reads them as the latest begun. Anchored ones are restated."""
+    from engramdb.conversation.restate import resolve_time
+
+    for said in ("Let us meet at Christmas.", "We launch in Q3.", "国庆我要去北京。", "The past 48 hours were crazy."):
+        assert resolve_time(said, NOW)[0] == said
+    assert resolve_time("I moved in at the end of last month.", NOW)[0] == \
+        "I moved in between 21 April 2023 and 30 April 2023."
+    assert resolve_time("去年国庆我去了北京。", NOW)[0].startswith("2022年10月1日至2022年10月7日")
+
+
+def test_a_search_looks_at_the_days_around_a_part_of_a_period() -> None:
+    """What happens in "the first weekend of August" is planned the days before and told the
+    days after: the planner's window is a week wider before and two weeks after, a whole
+    period's is not widened, and the restater's window is the part itself."""
+    from engramdb.plan.base import PlanContext
+    from engramdb.plan.rules import RulePlanner
+
+    [part] = find_time_windows("the first weekend of August 2023", NOW)
+    assert (part.start, part.end, part.part) == (d(2023, 8, 5), d(2023, 8, 7), True)
+    assert part.searched() == (d(2023, 7, 29), d(2023, 8, 21))
+    [month] = find_time_windows("in August 2023", NOW)
+    assert month.searched() == (month.start, month.end) == (d(2023, 8, 1), d(2023, 9, 1))
+    plan = RulePlanner().plan("Where did Andrew go during the first weekend of August 2023?",
+                              PlanContext(now=NOW, match_names=lambda text: []))
+    assert (plan.time_start, plan.time_end) == (d(2023, 7, 29), d(2023, 8, 21))
+    assert "weekend" not in plan.keywords and "first" not in plan.keywords

@@ -119,6 +119,10 @@ def describe_window(window: TimeWindow, chinese: bool = False) -> str:
     return f"between {_date_en(start)} and {_date_en(last)}"
 
 
+_NAMED_PERIODS = frozenset({"holiday", "holiday_zh", "quarter", "quarter_ordinal", "quarter_zh"})
+_ANCHORED = re.compile(r"\d{4}|\b(?:last|this|next)\b|去年|今年|明年|前年")
+
+
 def _is_relative(expression: str) -> bool:
     return not re.search(r"\d{4}", expression)
 
@@ -131,11 +135,13 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
     """
     if said_at is None:
         return sentence, None
-    # A bare month ("in July") or "over the weekend" may be past or future in speech; only
-    # questions read them as past.
+    # A bare month ("in July"), "over the weekend", or a holiday or quarter named alone ("at
+    # Christmas", "in Q3", "国庆") may be past or future in speech; only questions read them as
+    # the latest one begun. Hours stay as said ("the past 48 hours"): days would misstate them.
     # Bounds off: "before yesterday" keeps "yesterday" to restate ("before 4 July 2023").
     windows = [w for w in find_time_windows(sentence, said_at, bounds=False)
-               if w.kind not in ("month_only", "month_only_zh", "weekend_recent")]
+               if w.kind not in ("month_only", "month_only_zh", "weekend_recent", "hours", "hours_zh")
+               and not (w.kind in _NAMED_PERIODS and not _ANCHORED.search(w.expression.lower()))]
     if not windows:
         return sentence, None
     out, cursor, pieces = sentence, 0, []
@@ -149,7 +155,7 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
             # "in the week of ..." after "in"/"on" reads badly; drop the duplicate preposition,
             # and the article of "(on) the 2nd of June" or "in the last week" with it.
             before = out[:at]
-            m = re.search(r"(?:\b(?:on|in|during)\s+)?\bthe\s+$|\b(?:on|in|during)\s+$", before, re.IGNORECASE)
+            m = re.search(r"(?:\b(?:on|in|during|at)\s+)?\bthe\s+$|\b(?:on|in|during|at)\s+$", before, re.IGNORECASE)
             if m and phrase.split(" ", 1)[0].lower() in ("on", "in", "between"):
                 before = before[: m.start()]
             elif re.search(r"\b(?:before|after|since|until|till|by|from)\s+$", before, re.IGNORECASE) \

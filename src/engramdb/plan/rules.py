@@ -118,8 +118,8 @@ class RulePlanner:
         asked = asked_part(query)  # the whole query unless it is a dialogue context
         windows = find_time_windows(asked, context.now) if context.now is not None else []
         # The hull of bounded windows; an open bound ("before 2022") keeps its open side.
-        start = min((w.start for w in windows), default=None)
-        end = max((w.end for w in windows), default=None)
+        start = min((w.searched()[0] for w in windows), default=None)
+        end = max((w.searched()[1] for w in windows), default=None)
         # Names said, not role labels: "Assistant:" is markup, though the store tags the
         # assistant's turns with it as their speaker.
         names = context.match_names(without_roles(query))
@@ -173,8 +173,8 @@ class NoPlanner:
             query=query, keywords=[], persons=[v for f, v in names if f == "person"],
             entities=[v for f, v in names if f == "entity"],
             location=next((v for f, v in names if f == "location"), None),
-            time_start=min((w.start for w in windows), default=None),
-            time_end=max((w.end for w in windows), default=None),
+            time_start=min((w.searched()[0] for w in windows), default=None),
+            time_end=max((w.searched()[1] for w in windows), default=None),
             time_expression=" … ".join(w.expression for w in windows) or None, planner=self.name,
         )
 
