@@ -82,6 +82,17 @@ class PostgresServer:
         self.databases.append(database)
         return self.url(database)
 
+    def halt(self) -> None:
+        """Stop the server (fast shutdown: SIGINT) but keep its data, for `resume`: a
+        database server that goes away under a running client."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait()
+
+    def resume(self) -> None:
+        """Start the halted server again, on the same port and data."""
+        _launch(self)
+
     def stop(self) -> None:
         """Stop the server (fast shutdown: SIGINT), wait for it, and remove its folder."""
         try:

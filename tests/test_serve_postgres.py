@@ -77,3 +77,52 @@ def test_serve_a_postgres_store_with_keys(tmp_path: Path, postgres_server: Postg
     assert "store warmed in" in log  # warmed in the background at start (Store.warm)
     with Memory(url, namespace="alice") as mem:  # the server wrote to the database
         assert [e.text for e in mem.get(added.json()["results"][0]["id"])] == ["Alice moved to Lisbon."]
+
+
+def test_a_database_that_goes_away_is_503_with_retry_after_and_healthz_says_so() -> None:
+    """The database server stops under a running `engram serve`: every request is a transient
+    503 `store_unavailable` with Retry-After (declared in /openapi.json), /healthz fails too
+    (without telling an unauthenticated caller the store's address), and all recover when
+    the database comes back, with no restart of the server."""
+    from pg import PostgresUnavailable, skip_or_fail, start_postgres
+    from test_server import Running, error
+
+    from engramdb.server.keys import KeyStore
+
+    try:
+        database = start_postgres()  # its own, to stop and start again
+    except PostgresUnavailable as exc:
+        skip_or_fail(exc)
+    try:
+        url = database.new_database("down")
+        with Memory(url, embedder="minilm") as mem:
+            mem.add(["Alice keeps her bicycle in the courtyard."])
+        running = Running(url, keys=KeyStore(None))
+        try:
+            with running.client() as http:
+                assert http.get("/healthz").json()["status"] == "ok"
+                search = {"query": "where is the bicycle?", "k": 3}
+                assert http.post("/v1/memories/search", json=search).status_code == 200
+                spec = http.get("/openapi.json").json()
+                declared = spec["paths"]["/v1/memories/search"]["post"]["responses"]["503"]
+                assert "store_unavailable" in declared["description"] and "Retry-After" in declared["headers"]
+                assert set(spec["paths"]["/healthz"]["get"]["responses"]) == {"200", "503"}
+
+                database.halt()
+                for response in (http.post("/v1/memories/search", json=search), http.get("/v1/memories"),
+                                 http.post("/v1/memories", json={"text": "Bob likes tea."}), http.get("/v1/stats")):
+                    assert error(response) == (503, "store_unavailable"), response.text
+                    assert response.headers["retry-after"] == "5"
+                    assert "cannot reach the database server" in response.json()["error"]["message"]
+                health = http.get("/healthz")
+                assert error(health) == (503, "store_unavailable") and health.headers["retry-after"] == "5"
+                assert "127.0.0.1" not in health.text and str(database.port) not in health.text
+
+                database.resume()
+                assert http.get("/healthz").status_code == 200
+                found = http.post("/v1/memories/search", json=search)
+                assert found.status_code == 200 and "bicycle" in found.json()["hits"][0]["text"]
+        finally:
+            running.stop()
+    finally:
+        database.stop()

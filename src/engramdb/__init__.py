@@ -11,7 +11,7 @@ from .embed import Embedder, get_embedder
 from .errors import (
     EmbedderUnavailable, EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError,
     ReadOnlyStoreError,
-    StoreBusyError, StoreCorruptError, StoreError,
+    StoreBusyError, StoreCorruptError, StoreError, StoreUnavailableError,
 )
 from .llm import LLMClient, LLMConfig, LLMError
 from .lifecycle import HistoryEvent
@@ -31,5 +31,5 @@ __all__ = [
     "Preset", "load_preset", "PRESET_NAMES", "OnnxCrossEncoder",
     "EngramError", "InputError", "ModelMismatchError", "EmbedderUnavailable",
     "NotFoundError", "StoreError", "NotAStoreError", "ReadOnlyStoreError", "StoreBusyError", "StoreCorruptError",
-    "__version__",
+    "StoreUnavailableError", "__version__",
 ]

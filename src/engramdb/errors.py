@@ -51,6 +51,11 @@ class WriteConflictError(StoreBusyError):
     this reaches a caller only when the entry keeps changing under it."""
 
 
+class StoreUnavailableError(StoreError):
+    """The store's database server cannot be reached now (stopped, restarting, the network
+    down, no free connection): transient, so a later call may succeed (HTTP 503)."""
+
+
 class StoreCorruptError(StoreError):
     """SQLite reports the file as damaged."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from pathlib import Path
 from typing import Any, AsyncIterator, Literal
 
@@ -24,6 +25,7 @@ from pydantic import BaseModel
 from .. import __version__
 from ..errors import (
     EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreBusyError,
+    StoreUnavailableError,
 )
 from ..conversation.ingest import check_turn
 from ..memory import Memory
@@ -39,12 +41,16 @@ from .addresses import is_loopback
 from .loopback_guard import LoopbackGuard
 from .keys import ApiKey, KeyStore
 from .models import (
-    AddRequest, AddResponse, DeleteResponse, ErrorResponse, SearchRequest, TurnsRequest, TurnsResponse, UpdateRequest,
+    AddRequest, AddResponse, DeleteResponse, ErrorResponse, HealthResponse, SearchRequest, TurnsRequest, TurnsResponse,
+    UpdateRequest,
 )
 
 STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
-          (StoreBusyError, 503, "busy"), (ModelMismatchError, 409, "model_mismatch"),
-          (NotAStoreError, 500, "not_a_store")]
+          (StoreBusyError, 503, "busy"), (StoreUnavailableError, 503, "store_unavailable"),
+          (ModelMismatchError, 409, "model_mismatch"), (NotAStoreError, 500, "not_a_store")]
+
+#: seconds a client should wait before it tries a transient failure again (``Retry-After``)
+RETRY_AFTER = {"busy": 1, "store_unavailable": 5}
 
 
 #: the framework's own HTTP errors, by status, as error codes
@@ -56,7 +62,15 @@ HTTP_CODES = {400: "bad_input", 404: "not_found", 405: "method_not_allowed", 413
 ERROR_STATUSES = {400: "bad_input", 401: "unauthorized: no valid API key", 403: "forbidden: the key's role or namespace",
                   404: "not_found", 409: "read_only or model_mismatch", 413: "too_large",
                   422: "invalid_request: a body, query or path value that does not match the schema",
-                  503: "busy: another process held the write lock; keys_unavailable: the keys file is unreadable"}
+                  500: "store_error or not_a_store: the store cannot be used as asked (its disk is full, it is "
+                       "damaged, it is not an Engram store); the message says which",
+                  503: "busy: another process held the write lock; store_unavailable: the store's database server "
+                       "cannot be reached now (both transient, with Retry-After); keys_unavailable: the keys file "
+                       "is unreadable"}
+
+#: how /openapi.json describes the Retry-After header of a 503
+RETRY_HEADER = {"Retry-After": {"description": "seconds to wait before trying again (busy, store_unavailable)",
+                                "schema": {"type": "integer"}}}
 
 
 #: what /v1/import reads (raw, so FastAPI cannot see it): JSONL, as `engram export` writes it
@@ -75,10 +89,16 @@ def _document_auth(app: FastAPI) -> None:
                 "bearer": {"type": "http", "scheme": "bearer", "description": "an API key from `engram keys create`"},
                 "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}
             spec["security"] = [{"bearer": []}, {"apiKey": []}]
+            for methods in spec["paths"].values():
+                for operation in methods.values():
+                    if "503" in operation.get("responses", {}):
+                        operation["responses"]["503"]["headers"] = RETRY_HEADER
             health = spec["paths"].get("/healthz", {}).get("get")
             if health is not None:
                 health["security"] = []
-                health["responses"] = {code: r for code, r in health["responses"].items() if code == "200"}
+                health["responses"] = {code: r for code, r in health["responses"].items() if code in ("200", "503")}
+                health["responses"]["503"]["description"] = \
+                    "store_unavailable: the store cannot be read now (its database server is down, say)"
             app.openapi_schema = spec
         return app.openapi_schema
     app.openapi = schema  # type: ignore[method-assign]
@@ -95,6 +115,13 @@ class Limits(BaseModel):
 def _error_response(exc: ApiError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status, headers=headers)
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    """The one error body; a transient failure (`RETRY_AFTER`) says when to try again."""
+    retry = RETRY_AFTER.get(code)
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status,
+                        headers={"Retry-After": str(retry)} if retry is not None else None)
 
 
 class McpGuard:
@@ -164,8 +191,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     async def _engram_error(request: Request, exc: EngramError) -> JSONResponse:
         for kind, status, code in STATUS:
             if isinstance(exc, kind):
-                return JSONResponse({"error": {"code": code, "message": str(exc)}}, status_code=status)
-        return JSONResponse({"error": {"code": "store_error", "message": str(exc)}}, status_code=500)
+                return _error(status, code, str(exc))
+        return _error(500, "store_error", str(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -213,8 +240,16 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             return who.namespace
         return check
 
-    @app.get("/healthz", tags=["meta"])
-    def healthz() -> dict[str, str]:
+    @app.get("/healthz", tags=["meta"], response_model=HealthResponse)
+    def healthz() -> Any:
+        """Whether the server can read its store: one read of the store's metadata (a load
+        balancer's probe). 503 ``store_unavailable`` while it cannot (a PostgreSQL server down);
+        the reason goes to the server's log, not to this unauthenticated caller."""
+        try:
+            memory.store.recorded_embedder()
+        except EngramError as exc:
+            logging.getLogger("uvicorn.error").warning("health check: %s", exc)
+            return _error(503, "store_unavailable", "the store cannot be read now; the server's log says why")
         return {"status": "ok", "version": __version__}
 
     @app.post("/v1/memories", response_model=AddResponse, tags=["memories"])

@@ -106,10 +106,17 @@ class DeleteResponse(BaseModel):
     deleted: int
 
 
+class HealthResponse(_Reply):
+    """``GET /healthz`` while the server can read its store."""
+
+    status: Literal["ok"]
+    version: str
+
+
 class ErrorBody(_Reply):
     code: str = Field(description="stable, for programs: bad_input, invalid_request, unauthorized, forbidden, "
-                                  "not_found, read_only, model_mismatch, too_large, busy, keys_unavailable, "
-                                  "method_not_allowed, store_error, not_a_store")
+                                  "not_found, read_only, model_mismatch, too_large, busy, store_unavailable, "
+                                  "keys_unavailable, method_not_allowed, store_error, not_a_store")
     message: str = Field(description="one line, for people")
 
 

@@ -9,7 +9,9 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg
 
-from ...errors import EngramError, InputError, ReadOnlyStoreError, StoreBusyError, StoreCorruptError, StoreError
+from ...errors import (
+    EngramError, InputError, ReadOnlyStoreError, StoreBusyError, StoreCorruptError, StoreError, StoreUnavailableError,
+)
 from ..translate import translating
 
 
@@ -37,8 +39,10 @@ def map_pg_error(exc: psycopg.Error, location: str) -> EngramError:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         said = _FATAL.search(str(exc))
         if said is not None:  # the server answered: name what it refused, not the network
-            return StoreError(f"store {location}: the database server refused the connection: {said.group(1)}")
-        return StoreError(f"store {location}: cannot reach the database server ({first})")
+            full = said.group(1).startswith("sorry, too many clients")  # transient, as unreachable is
+            return (StoreUnavailableError if full else StoreError)(
+                f"store {location}: the database server refused the connection: {said.group(1)}")
+        return StoreUnavailableError(f"store {location}: cannot reach the database server ({first})")
     return StoreError(f"store {location}: {type(exc).__name__}: {str(exc).strip()}")
 
 
