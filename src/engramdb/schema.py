@@ -166,14 +166,17 @@ class SessionModel(_Model):
 
 
 class StatsModel(_Model):
-    path: str
-    count: int
+    """The store (`Memory.stats`). Over HTTP an API key sees only its own namespaces: the
+    store-wide ``path``, ``vectors`` and ``file_bytes`` are null for it."""
+
+    path: str | None = Field(description="the store's file or URL (null for an API key)")
+    count: int = Field(description="entries in the namespaces shown")
     namespaces: dict[str, dict[str, Any]]
     embedder: str | None
     dim: int | None
-    vectors: int
+    vectors: int | None = Field(description="entries with a vector, store-wide (null for an API key)")
     schema_version: str | None
-    file_bytes: int
+    file_bytes: int | None = Field(description="the store's size on disk, store-wide (null for an API key)")
     sqlite_version: str | None = None  # the SQLite backend's library version
     backend: str | None = None  # "postgres" for a PostgreSQL store (absent: SQLite)
     server_version: str | None = None  # the PostgreSQL server's version

@@ -112,6 +112,15 @@ class Limits(BaseModel):
     max_k: int = 100
 
 
+def scoped_stats(stats: dict[str, Any], namespaces: list[str]) -> dict[str, Any]:
+    """`Memory.stats` as a key bound to `namespaces` may see it: its namespaces' counts and the
+    engine (model, schema, versions); the store-wide totals that would tell of other
+    namespaces (vectors, size) and the operator's file or URL are null."""
+    mine = {ns: counts for ns, counts in stats["namespaces"].items() if ns in namespaces}
+    return {**stats, "namespaces": mine, "count": sum(counts["count"] for counts in mine.values()),
+            "path": None, "vectors": None, "file_bytes": None}
+
+
 def _error_response(exc: ApiError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status, headers=headers)
@@ -408,7 +417,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     def stats(key: ApiKey | None = Depends(authenticated)) -> Any:
         if key is not None and not key.allows("admin"):
             raise ApiError(403, "forbidden", f"this key's role is {key.role!r}; store statistics need 'admin'")
-        return to_wire("stats", memory.stats())
+        return to_wire("stats", memory.stats() if key is None else scoped_stats(memory.stats(), key.namespaces))
 
     if web:
         from .page import mount_page

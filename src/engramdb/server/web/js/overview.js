@@ -1,5 +1,6 @@
-// Overview: counts per namespace and kind (any key), the model and store size (an admin
-// key; others see why not), and a chart of entries over time (GET /v1/timeline).
+// Overview: counts per namespace and kind (any key), the model and schema (an admin key;
+// others see why not; the store's size and file only on a server without keys: a key sees
+// its own namespaces only), and a chart of entries over time (GET /v1/timeline).
 
 import { get } from "./api.js";
 import { fmtBytes, h, notice, replace, svg } from "./dom.js";
@@ -90,12 +91,16 @@ export async function renderOverview(root, p) {
   }
   if (stats.status === "fulfilled") {
     const s = stats.value;
+    // A key sees its own namespaces only: the store-wide size, vectors and file are null for it.
+    const wide = s.path !== null;
     replace(store, h("h2", {}, "Store"), h("dl", { class: "kv" },
       h("dt", {}, "model"), h("dd", { id: "store-model" }, s.embedder || "none yet", s.dim ? h("span", { class: "muted" }, ` · ${s.dim} dims`) : null),
-      h("dt", {}, "size"), h("dd", { id: "store-size" }, fmtBytes(s.file_bytes)),
-      h("dt", {}, "vectors"), h("dd", {}, s.vectors.toLocaleString()),
-      h("dt", {}, "file"), h("dd", { class: "mono small" }, s.path),
-      h("dt", {}, "schema"), h("dd", {}, `v${s.schema_version} · ${s.server_version || "SQLite " + s.sqlite_version}`)));
+      wide ? [h("dt", {}, "size"), h("dd", { id: "store-size" }, fmtBytes(s.file_bytes)),
+        h("dt", {}, "vectors"), h("dd", {}, s.vectors.toLocaleString()),
+        h("dt", {}, "file"), h("dd", { class: "mono small" }, s.path)] : null,
+      h("dt", {}, "schema"), h("dd", {}, `v${s.schema_version} · ${s.server_version || "SQLite " + s.sqlite_version}`)),
+    wide ? null : h("p", { class: "muted small", id: "store-scoped" },
+      "The store's size, vector count and file are store-wide, so a key, which sees only its own namespaces, is not shown them (engram stats shows them to the operator)."));
   } else {
     const why = stats.reason;
     replace(store, h("h2", {}, "Store"), h("p", { class: "muted", id: "store-restricted" },

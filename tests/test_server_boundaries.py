@@ -1,0 +1,41 @@
+"""The HTTP API's boundaries over real sockets on loopback (`test_server.Running`): what a
+key may see of the store, paths without an id, the limits its messages state, the shape of
+entries against the CLI's, and the addresses `engram serve` refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from test_server import Running, error
+
+
+@pytest.fixture()
+def server(tmp_path: Path):
+    running = Running(tmp_path / "edges.db")
+    yield running
+    running.stop()
+
+
+def test_stats_show_a_key_only_its_own_namespaces(server: Running) -> None:
+    server.memory.add(["Alice's note."], namespace="alice")
+    server.memory.add(["Bob's plan.", "Bob's other plan."], namespace="bob")
+    with server.client() as http:  # no keys yet: the operator on loopback sees the whole store
+        whole = http.get("/v1/stats").json()
+    assert set(whole["namespaces"]) == {"alice", "bob"} and whole["count"] == 3
+    assert whole["path"].endswith("edges.db") and whole["vectors"] == 3 and whole["file_bytes"] > 0
+    admin, _ = server.keys.create(["alice"], "admin")
+    with server.client(admin) as http:
+        scoped = http.get("/v1/stats")
+        assert scoped.status_code == 200, scoped.text
+        assert [r["namespace"] for r in http.get("/v1/namespaces").json()] == ["alice"]  # as stats now
+    stats = scoped.json()
+    assert set(stats["namespaces"]) == {"alice"} and stats["count"] == 1 and "bob" not in scoped.text
+    # store-wide totals would tell of the other namespaces; the file is the operator's
+    assert stats["vectors"] is None and stats["file_bytes"] is None and stats["path"] is None
+    assert stats["embedder"] == whole["embedder"] and stats["schema_version"] == whole["schema_version"]
+    two, _ = server.keys.create(["alice", "bob"], "admin")
+    with server.client(two) as http:
+        assert set(http.get("/v1/stats").json()["namespaces"]) == {"alice", "bob"}
