@@ -53,3 +53,19 @@ def test_a_chinese_acknowledgement_is_not_a_fact(tmp_path: Path) -> None:
         assert any("上海出差" in f for f in facts), facts
         assert any("五月三日" in f for f in facts), facts
         assert not any("记住了" in f or "记下来" in f or "太好了" in f for f in facts), facts
+
+
+def test_a_facts_keywords_are_its_words_as_written(tmp_path: Path) -> None:
+    """Keywords were the index's stems ("alic", "puppi", "decemb"): a `keyword:puppy` filter
+    found nothing and the page showed stems. Now words, without the persons and calendar names."""
+    with Memory(tmp_path / "kw.db", embedder="minilm") as mem:
+        mem.add_conversation([("Alice", "I adopted a puppy from the shelter in December! His name is Max."),
+                              ("小王", "我下周三要去上海出差，住在外滩附近。")],
+                             session_id="kw", session_time="2024-12-02T09:30:00")
+        facts = mem.list(filters={"kind": "fact"}, limit=10)
+        english = next(f for f in facts if "puppy" in f.text)
+        assert "puppy" in english.keywords and "shelter" in english.keywords, english.keywords
+        assert not {"alice", "alic", "puppi", "december", "decemb"} & set(english.keywords)
+        assert [f.id for f in mem.list(filters={"keyword": "puppy"})] == [english.id]
+        chinese = next(f for f in facts if "上海" in f.text)
+        assert {"上海", "出差"} <= set(chinese.keywords) and "周三" not in chinese.keywords, chinese.keywords

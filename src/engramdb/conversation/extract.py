@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..model import Entry, Source
-from ..text.tokenize import STOPWORDS_EN, query_terms
+from ..text.tokenize import STOPWORDS_EN, STOPWORDS_ZH, get_jieba, normalize, query_terms
 from .model import Conversation, Turn
 from ..text.timeparse import TimeWindow
 from .restate import resolve_pronouns, resolve_time
@@ -141,9 +141,9 @@ def _names(text: str, known: set[str]) -> tuple[list[str], list[str], str | None
 
 def _names_zh(text: str, known: set[str]) -> tuple[list[str], list[str], str | None]:
     """Chinese persons/places/organisations from jieba's part-of-speech tags (offline)."""
-    from ..text.tokenize import _get_jieba
+    from ..text.tokenize import get_jieba
 
-    _get_jieba()
+    get_jieba()
     import jieba.posseg as posseg
 
     persons = [name for name in known if name in text]
@@ -157,6 +157,40 @@ def _names_zh(text: str, known: set[str]) -> tuple[list[str], list[str], str | N
         elif flag in ("nt", "nz") and len(word) >= 2:
             entities.append(word)
     return persons, entities, place
+
+
+_CALENDAR_WORDS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                             "january", "february", "march", "april", "may", "june", "july", "august",
+                             "september", "october", "november", "december", "today", "yesterday", "tomorrow"])
+_CALENDAR_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]|[今明昨前后]天|[上下]午|早上|晚上|今晚|昨晚")
+_WORD_TOKEN_RE = re.compile(r"([\u3400-\u9fff]+)|([a-z][a-z0-9]*(?:['’-][a-z0-9]+)*)")
+
+
+def _cjk_words(run: str) -> list[str]:
+    """jieba's words of a Chinese run (precise mode: 服务器, not also 服务 / 务器), stopwords out."""
+    return [w for w in get_jieba().lcut(run) if w.strip() and w not in STOPWORDS_ZH]
+
+
+def _keywords(text: str, persons: list[str], limit: int = 8) -> list[str]:
+    """A fact's content words as written (lower-cased: "puppy", not the index's stem "puppi"), so
+    a `keyword:puppy` filter and the page's chips read as words; one per stem, without the
+    persons it names, small talk, or month and weekday names (its time says those)."""
+    named = {term for person in persons for term in query_terms(person)}
+    seen: set[str] = set()
+    words: list[str] = []
+    for match in _WORD_TOKEN_RE.finditer(normalize(text)):
+        cjk, latin = match.groups()
+        for word in (_cjk_words(cjk) if cjk else [latin]):
+            # A Chinese word is its own term (one character says little alone); an English one's is its stem.
+            stems = ([word] if len(word) > 1 else []) if cjk else query_terms(word)
+            if len(stems) != 1 or stems[0] in named or stems[0] in seen or stems[0] in _SMALL_TALK \
+                    or word in _SMALL_TALK or word in _CALENDAR_WORDS or (cjk and _CALENDAR_ZH.fullmatch(word)):
+                continue
+            seen.add(stems[0])
+            words.append(word)
+            if len(words) == limit:
+                return words
+    return words
 
 
 def _topic(terms: list[str]) -> str | None:
@@ -261,7 +295,7 @@ class OfflineExtractor:
             timestamp_end=window.end.isoformat() if window else None,
             persons=[turn.speaker, *persons],
             entities=entities,
-            keywords=[t for t in dict.fromkeys(terms) if t not in {p.lower() for p in persons}][:8],
+            keywords=_keywords(text, [turn.speaker, *persons]),
             location=place,
             topic=_topic(terms),
             source=Source(session_id=turn.session_id, turn_id=turn.turn_id, speaker=turn.speaker),

@@ -39,7 +39,7 @@ from importlib import util as importlib_util
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .tokenize import STOPWORDS_ZH, _get_jieba, analyze, normalize
+from .tokenize import STOPWORDS_ZH, get_jieba, analyze, normalize
 
 __all__ = ["Translation", "BilingualDictionary", "dictionary", "translate_query", "dictionary_path",
            "parse_cedict", "load", "cache_dir", "script"]
@@ -223,10 +223,10 @@ class BilingualDictionary:
         groups: dict[str, tuple[tuple[str, float], ...]] = {}
         normalized = normalize(text)
         for run in _CJK_RUN.findall(normalized):
-            for word in _get_jieba().lcut(run):
+            for word in get_jieba().lcut(run):
                 if word in STOPWORDS_ZH:
                     continue
-                parts = [word] if word in self.zh_en else [p for p in _get_jieba().lcut_for_search(word)
+                parts = [word] if word in self.zh_en else [p for p in get_jieba().lcut_for_search(word)
                                                             if p != word and p not in STOPWORDS_ZH]
                 for part in parts:
                     if part in self.zh_en:
@@ -255,7 +255,7 @@ class BilingualDictionary:
 
 
 def _jieba_frequency() -> dict[str, int]:
-    return dict(_get_jieba().dt.FREQ)
+    return dict(get_jieba().dt.FREQ)
 
 
 #: Bump when the indexes built from the same file would differ (parsing, weighting, stemming).

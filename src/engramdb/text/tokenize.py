@@ -38,7 +38,7 @@ STOPWORDS_EN: frozenset[str] = _load_words("stopwords_en.txt")
 STOPWORDS_ZH: frozenset[str] = _load_words("stopwords_zh.txt")
 
 
-def _get_jieba():  # type: ignore[no-untyped-def]
+def get_jieba():  # type: ignore[no-untyped-def]
     """Load jieba once (its dictionary takes ~1 s), quietly and thread-safely."""
     global _jieba
     if _jieba is None:
@@ -88,7 +88,7 @@ def _latin_terms(word: str) -> tuple[str, ...]:
 
 
 def _cjk_terms(run: str) -> list[str]:
-    jieba = _get_jieba()
+    jieba = get_jieba()
     words = [w for w in jieba.lcut_for_search(run) if w.strip()]
     return [w for w in words if w not in STOPWORDS_ZH]
 
