@@ -140,11 +140,15 @@ def test_fact_entries_map_back_to_their_turns() -> None:
     assert facts and all(f.kind == "fact" for f in facts)
     first = facts[0]
     assert "Tamsin" in first.text and " I " not in f" {first.text} "
-    assert [id_to_turn[d] for d in first.derived_from] == ["D1:1"]
+    # Facts alone: no turns stored to link to, so the turns they came from are kept aside.
+    assert first.derived_from == [] and [id_to_turn[d] for d in first.metadata["eval_source_turns"]] == ["D1:1"]
     # A fact hit counts as its source turn (not as a turn of its own).
     assert hits_to_turns([_hit(first)], id_to_turn, "ns") == [("D1:1",)]
     both, _ = _memory_entries(sample, "ns", "both", OfflineExtractor())
     assert len(both) == 12 + len(facts)
+    linked = [e for e in both if e.kind == "fact"][0]
+    assert [id_to_turn[d] for d in linked.derived_from] == ["D1:1"] and "eval_source_turns" not in linked.metadata
+    assert hits_to_turns([_hit(linked)], id_to_turn, "ns") == [("D1:1",)]
 
 
 def test_ranking_drops_positions_that_only_repeat_ranked_turns() -> None:

@@ -7,6 +7,8 @@ query around ``Memory.search`` (after one untimed warm-up search per preset).
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import re
 import resource
@@ -349,8 +351,14 @@ def hits_to_turns(
         if turn and entry.kind == "turn":
             out.append((turn,))
             continue
-        out.append(tuple(dict.fromkeys(id_to_turn[d] for d in entry.derived_from if d in id_to_turn)))
+        sources = entry.derived_from or entry.metadata.get(_SOURCE_TURNS) or []
+        out.append(tuple(dict.fromkeys(id_to_turn[d] for d in sources if d in id_to_turn)))
     return out
+
+
+# A facts-only memory stores no turns, and a derived_from link must name a stored entry: the
+# entry ids of the turns each fact came from are kept here instead, for scoring.
+_SOURCE_TURNS = "eval_source_turns"
 
 
 def _namespace(sample_id: str, memory: str = "turns") -> str:
@@ -373,7 +381,11 @@ def _memory_entries(sample: LocomoSample, namespace: str, memory: str, extractor
             entries += turns
         if memory in ("facts", "both") and extractor is not None:
             ids = {t.turn_id: e.id for t, e in zip(conversation.turns, turns)}
-            entries += extractor.extract(conversation, ids, namespace).facts  # type: ignore[arg-type]
+            facts = extractor.extract(conversation, ids, namespace).facts
+            if memory == "facts":  # no turns stored for them to link to: the turns go in metadata
+                facts = [dataclasses.replace(f, derived_from=[], metadata={**f.metadata, _SOURCE_TURNS: f.derived_from})
+                         for f in facts]
+            entries += facts  # type: ignore[arg-type]
     return entries, id_to_turn
 
 
