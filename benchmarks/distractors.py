@@ -16,6 +16,7 @@ Vectors come from the evaluation cache (`--cache-dir`), so a second run embeds n
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import tempfile
@@ -53,7 +54,9 @@ def locomo_facts(path: Path) -> list[Entry]:
     for sample in load_locomo(path):
         for conversation in locomo_conversations(sample):
             ids = {t.turn_id: t.to_entry("default").id for t in conversation.turns}
-            facts += extractor.extract(conversation, ids, "default").facts  # type: ignore[arg-type]
+            # Their turns are not stored, so they name none (a derived_from link must name a stored entry).
+            facts += [dataclasses.replace(f, derived_from=[])
+                      for f in extractor.extract(conversation, ids, "default").facts]  # type: ignore[arg-type]
     return facts
 
 

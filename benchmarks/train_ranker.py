@@ -133,7 +133,8 @@ def collect_locomo(path: Path, embedder: Any, memory: str) -> Dataset:
                     elif e.kind == "turn" and e.source.turn_id:
                         keys.append((e.source.turn_id,))
                     else:
-                        keys.append(tuple(dict.fromkeys(id_to_turn[d] for d in e.derived_from if d in id_to_turn)))
+                        sources = e.derived_from or e.metadata.get("eval_source_turns") or []  # facts alone
+                        keys.append(tuple(dict.fromkeys(id_to_turn[d] for d in sources if d in id_to_turn)))
                 out.queries.append(Query(group=sample.sample_id, matrix=matrix.astype(np.float32), keys=keys,
                                          relevant={t: 1 for t in q.evidence}, beir=False, category=q.category))
             print(f"  {out.name}: {sample.sample_id} done", file=sys.stderr)
