@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from engramdb import Filters, InputError, Memory, ModelMismatchError, migrate
+from engramdb import Entry, Filters, InputError, Memory, ModelMismatchError, migrate
 from engramdb.cli import main
+from engramdb.writer import entry_terms
 from pg import PostgresServer
 from test_export import QUERIES, build
 
@@ -131,8 +132,10 @@ def test_refusals(tmp_path: Path) -> None:
         migrate(str(tmp_path / "missing.db"), str(tmp_path / "x.db"))
     assert not (tmp_path / "x.db").exists()
     other = tmp_path / "e5.db"
-    with Memory(other, embedder="e5-small") as mem:
-        mem.store.bind_embedder("onnx/other-model", 3)  # records a model without loading one
+    with Memory(other) as mem:  # vectors of another model (written without loading one)
+        mem.store.bind_embedder("onnx/other-model", 3)
+        entry = Entry(text="made by another model").normalized("default")
+        mem.store.upsert("default", [entry], np.ones((1, 3), dtype=np.float32), [entry_terms(entry)])
     with pytest.raises(ModelMismatchError):
         migrate(source, str(other), into_nonempty=True)
     result = CliRunner().invoke(main, ["migrate", source, str(other)])

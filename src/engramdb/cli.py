@@ -79,7 +79,10 @@ def _memory(ctx: click.Context, must_exist: bool = False, reads_only: bool = Fal
         # Without -n the Memory names no namespace (it acts in "default"): `import` then restores a
         # dump into the namespaces it records; with -n everything, a dump too, goes into that one.
         namespace = opts["namespace"] if opts["namespace_given"] else None
-        with Memory(opts["db"], namespace=namespace, embedder=opts["embedder"], read_only=read_only) as mem:
+        # A command on an existing store never creates one (a database without the schema on
+        # PostgreSQL is "no store", as a missing file is).
+        with Memory(opts["db"], namespace=namespace, embedder=opts["embedder"], read_only=read_only,
+                    create=not must_exist) as mem:
             try:
                 yield mem
             except BaseException:

@@ -86,6 +86,9 @@ class Memory:
     length anyway, the cap bounds the cost).
     ``busy_timeout`` is how many seconds a write waits for another process's write lock
     before raising `StoreBusyError` (reads never wait for writers: WAL).
+    ``create=False`` opens only a store that exists (a file, or a database holding the
+    store's schema) and raises `StoreError` otherwise; by default a new one is made. Reading
+    never records a model: the first vectors written do (a store without vectors takes any).
     ``allow_preset_files=False`` makes `search` refuse presets that name a file (a ``.toml``
     path, ``extends = "x.toml"``, ``[rerank] model``), so a server's clients can pass presets
     as data but never make it read a file.
@@ -105,6 +108,7 @@ class Memory:
         busy_timeout: float = 30.0,
         allow_preset_files: bool = True,
         store: Store | None = None,
+        create: bool = True,
     ) -> None:
         if store is not None and path is not None:
             raise InputError("give a store path (or URL) or an opened store, not both")
@@ -119,7 +123,7 @@ class Memory:
             "ENGRAM_MAX_QUERY_CHARS", MAX_QUERY_CHARS)
         if store is None:
             target = str(path or default_db_path())
-            store = open_store(target, read_only=read_only, busy_timeout_ms=int(busy_timeout * 1000))
+            store = open_store(target, read_only=read_only, busy_timeout_ms=int(busy_timeout * 1000), create=create)
             self.path = redact(target)
         else:
             self.path = store.location

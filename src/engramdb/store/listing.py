@@ -67,13 +67,15 @@ class Listing:
             by_ns.setdefault(ns, {})[kind] = n
         total = sum(sum(v.values()) for v in by_ns.values())
         size = Path(self.db.path).stat().st_size if Path(self.db.path).exists() else 0
+        vectors = int(scalar(conn.execute("SELECT count(*) FROM vectors")))
         return {
             "path": self.db.path,
             "count": total,
             "namespaces": {ns: {"count": sum(k.values()), "kinds": k} for ns, k in sorted(by_ns.items())},
-            "embedder": self.db.meta("embedder", conn),
-            "dim": int(self.db.meta("dim", conn) or 0) or None,
-            "vectors": int(scalar(conn.execute("SELECT count(*) FROM vectors"))),
+            # the model of the vectors held: a store without any takes any model
+            "embedder": self.db.meta("embedder", conn) if vectors else None,
+            "dim": (int(self.db.meta("dim", conn) or 0) or None) if vectors else None,
+            "vectors": vectors,
             "schema_version": self.db.meta("schema_version", conn),
             "file_bytes": size,
             "sqlite_version": apsw.sqlite_lib_version(),

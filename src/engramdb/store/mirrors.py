@@ -36,8 +36,9 @@ class Mirrors:
         self._scope_lock = threading.Lock()
 
     def bind_dim(self, dim: int) -> None:
-        """Vectors of `dim` dimensions from now on (the embedder was just bound)."""
-        if self.vector_index is None:
+        """Vectors of `dim` dimensions from now on (the embedder was just bound; a store whose
+        recorded model holds no vectors takes another, of any size)."""
+        if self.vector_index is None or self.vector_index.dim != dim:
             self.vector_index = VectorIndex(dim)
 
     def mask(self, rows: RowCodes, namespace: str | None, filters: Filters) -> Any:

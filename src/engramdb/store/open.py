@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-from ..errors import InputError
+from ..errors import InputError, StoreError
 from .base import Store
 from .connection import BUSY_TIMEOUT_MS, writable
 
@@ -89,13 +89,18 @@ def can_write(target: str | Path) -> bool:
     return backend_of(target) != "sqlite" or writable(str(Path(target).expanduser()))
 
 
-def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
-    """Open (creating if needed, unless `read_only`) the store `target` names."""
+def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+               create: bool = True) -> Store:
+    """Open the store `target` names, creating it if needed unless `read_only` or not
+    `create` (then a missing file, or a database without the store's schema, is a
+    `StoreError`: nothing is created by a command that only reads)."""
     if backend_of(target) == "postgres":
         check_postgres_url(str(target))
         from .postgres import PostgresStore
 
-        return PostgresStore(str(target), read_only=read_only, busy_timeout_ms=busy_timeout_ms)
+        return PostgresStore(str(target), read_only=read_only, busy_timeout_ms=busy_timeout_ms, create=create)
+    if not create and not Path(target).expanduser().is_file():
+        raise StoreError(f"no store at {target}")
     from .sqlite import SQLiteStore
 
     return SQLiteStore(target, read_only=read_only, busy_timeout_ms=busy_timeout_ms)

@@ -49,7 +49,8 @@ class SQLiteStore:
         self._db = SQLiteFile(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
         self.path = self.location = self._db.path
         self.busy_timeout_ms = busy_timeout_ms
-        self.embedder_name = self._db.meta("embedder")
+        self._binding: tuple[str, int] | None = None  # the model this process embeds with (bind_embedder)
+        self.embedder_name = self._vector_model(self._db.writer)
         self._mirrors = Mirrors(self._db)
         self._time = TimeChannels(self._db, self._mirrors)
         self._substring = SubstringChannel(self._db)
@@ -91,30 +92,46 @@ class SQLiteStore:
         return self._db.seqs(conn)
 
     # -- model binding -------------------------------------------------------------------
+    # A store's model is the model of the vectors it holds: recorded with the first vectors
+    # written (in their transaction), never by a read. A store holding no vectors (new, emptied,
+    # or one an older version bound by a search) takes any model.
+    def _vector_model(self, conn: apsw.Connection) -> str | None:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'embedder' AND EXISTS (SELECT 1 FROM vectors)").fetchone()
+        return None if row is None else str(row[0])
+
     def recorded_embedder(self) -> str | None:
-        """The model the file records now (another process may have bound one since open)."""
-        self.embedder_name = self._meta("embedder", self._reader())
+        """The model of the store's vectors now (another process may have written some since
+        open); None while it holds none."""
+        self.embedder_name = self._vector_model(self._reader())
         return self.embedder_name
 
     def bind_embedder(self, name: str, dim: int) -> None:
-        """Record the embedding model on first use; refuse a different one afterwards."""
-        stored = self._meta("embedder")
-        if stored is None:
-            if self.read_only:
-                return
-            with self._write_lock, self._transaction():
-                stored = self._meta("embedder")  # another process may have bound it meanwhile
-                if stored is None:
-                    self._writer.execute("INSERT INTO meta(key, value) VALUES ('embedder', ?), ('dim', ?)",
-                                         (name, str(dim)))
-                    stored = name
-        if stored != name:
-            raise ModelMismatchError(
-                f"store {self.path} holds vectors from {stored!r}; it cannot be searched or extended with {name!r}. "
-                f"Open it with that embedder, or re-import into a new store."
-            )
-        self.embedder_name = stored
-        self._mirrors.bind_dim(dim)
+        """Embed with `name` from now on: refused (`ModelMismatchError`) when the store holds
+        vectors of another model. Nothing is written; the first write of vectors records it."""
+        stored = self.recorded_embedder()
+        if stored is not None and stored != name:
+            raise ModelMismatchError(_mismatch(self.path, stored, name))
+        self._binding = (name, int(dim))
+        self._mirrors.bind_dim(int(dim))
+
+    def _record_model(self, conn: apsw.Connection, dim: int) -> str | None:
+        """Inside a write of vectors of `dim` dimensions: check the bound model against the one
+        the store's vectors come from (another process may have written since `bind_embedder`),
+        or record it if the store holds none. Returns the model recorded (None: already was)."""
+        stored = self._vector_model(conn)
+        name = self._binding[0] if self._binding is not None else None
+        if stored is not None:
+            if name is not None and stored != name:
+                raise ModelMismatchError(_mismatch(self.path, stored, name))
+            return None
+        if self._binding is None:
+            raise EngramError("vectors written before an embedding model was bound (bind_embedder)")
+        if dim != self._binding[1]:
+            raise EngramError(f"vectors of {dim} dimensions, but {name!r} makes {self._binding[1]}")
+        if conn.execute("SELECT 1 FROM meta WHERE key = 'embedder'").fetchone() is not None:
+            conn.execute("DELETE FROM ann_snapshot")  # a graph of another model's (deleted) vectors
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?), ('dim', ?)", (name, str(dim)))
+        return name
 
     # -- writes --------------------------------------------------------------------------
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
@@ -153,8 +170,11 @@ class SQLiteStore:
         check_batch(namespace, entries, vectors, terms)
         now = utc_now()
         removed = written = 0
+        recorded = None
         with self._write_lock, self._transaction():
             conn = self._writer
+            if vectors is not None and len(entries):
+                recorded = self._record_model(conn, int(np.shape(vectors[0])[0]))
             stale: list[str] = []
             if scope is not None:
                 where, params = where_clause(namespace, scope)
@@ -205,6 +225,8 @@ class SQLiteStore:
             for entry_id, old in replaced.items():  # replaced but not written again (not expected)
                 self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'write_seq'")
+        if recorded is not None:
+            self.embedder_name = recorded
         return written, removed
 
     @staticmethod
@@ -407,7 +429,14 @@ class SQLiteStore:
             return index.coverage(list(terms), list(rowids))
 
     def semantic(self, vector: np.ndarray, k: int, namespace: str | None, filters: Filters) -> list[tuple[int, float]]:
-        """Cosine top-k; filters admit rows before the top-k is cut (exactly, or by oversampling HNSW)."""
+        """Cosine top-k; filters admit rows before the top-k is cut (exactly, or by oversampling HNSW).
+        A store whose vectors another process made with another model since `bind_embedder`
+        raises `ModelMismatchError`."""
+        stored = self._vector_model(self._reader())
+        if stored is None:
+            return []
+        if self._binding is not None and stored != self._binding[0]:
+            raise ModelMismatchError(_mismatch(self.path, stored, self._binding[0]))
         index = self._mirrors.vectors()
         if index is None:
             return []
@@ -555,3 +584,8 @@ class SQLiteStore:
             self.save_vector_snapshot()
         finally:
             self._db.close()
+
+
+def _mismatch(location: str, stored: str, wanted: str) -> str:
+    return (f"store {location} holds vectors from {stored!r}; it cannot be searched or extended with {wanted!r}. "
+            "Open it with that embedder, or re-import into a new store.")

@@ -49,8 +49,9 @@ def stats(cur: psycopg.Cursor[Any], location: str) -> dict[str, Any]:
         "path": location,
         "count": total,
         "namespaces": {ns: {"count": sum(k.values()), "kinds": k} for ns, k in sorted(by_ns.items())},
-        "embedder": meta.get("embedder"),
-        "dim": int(meta.get("dim") or 0) or None,
+        # the model of the vectors held: a store without any takes any model
+        "embedder": meta.get("embedder") if vectors else None,
+        "dim": (int(meta.get("dim") or 0) or None) if vectors else None,
         "vectors": vectors,
         "schema_version": meta.get("schema_version"),
         "file_bytes": size,

@@ -64,8 +64,9 @@ class PostgresStore:
     """`Store` on one PostgreSQL database (its schema ``engram``). Thread-safe; many processes
     may share the database. ``read_only`` never writes (writes raise `ReadOnlyStoreError`)."""
 
-    def __init__(self, url: str, read_only: bool = False, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, url: str, read_only: bool = False, busy_timeout_ms: int = 30_000, create: bool = True) -> None:
         self.url = url
+        self.create = create  # False: a database without the store's schema is refused, not given one
         self.location = self.path = redact(url)
         self.read_only = read_only
         self.in_recovery = False  # a hot standby (found on open; then read-only too)
@@ -74,6 +75,7 @@ class PostgresStore:
         self._newest = NewestTimestamps("%s")
         self._defer_index = False  # inside `bulk_load`: the HNSW index is built at its end
         self._postings = PostingsCache()  # the postings and tag lists searches read (`postings`)
+        self._binding: tuple[str, int] | None = None  # the model this process embeds with (bind_embedder)
         try:
             self._open()
         except psycopg.Error as exc:
@@ -113,10 +115,12 @@ class PostgresStore:
         with self._read() as cur:
             self.in_recovery = bool(scalar(cur.execute("SELECT pg_is_in_recovery()")))
         self.read_only = self.read_only or self.in_recovery
-        if self.read_only:
+        if not self.create or self.read_only:
             with self._read() as cur:
                 if scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",))) is None:
                     raise StoreError(f"no Engram store in database {self.location}")
+        if self.read_only:
+            with self._read() as cur:
                 version = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 if version is None or version[0] != SCHEMA_VERSION:
                     raise ReadOnlyStoreError(f"store {self.location} must be upgraded to schema {SCHEMA_VERSION}; "
@@ -134,10 +138,11 @@ class PostgresStore:
                             cur.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
                     cur.execute(DDL)
                 upgrade(cur)
-        self.embedder_name = self._meta("embedder")
+        with self._read() as cur:
+            self.embedder_name = self._vector_model(cur)
         dim = self._meta("dim")
-        self._dim: int | None = int(dim) if dim else None
-        if not self.read_only and self._dim is not None:
+        self._dim: int | None = int(dim) if dim and self.embedder_name else None
+        if not self.read_only and dim:
             self._build_vector_index()  # missing only after a bulk load was interrupted
 
     # -- warm-up -------------------------------------------------------------------------
@@ -194,8 +199,9 @@ class PostgresStore:
         return scalar(cur.execute("SELECT to_regclass(%s)::text", (f"{SCHEMA}.{VECTOR_INDEX}",))) is not None
 
     def _build_vector_index(self) -> None:
+        """The HNSW index, once the vector column is typed (the first vectors were written)."""
         with self._read() as cur:
-            if self._has_vector_index(cur):
+            if self._has_vector_index(cur) or cur.execute("SELECT 1 FROM meta WHERE key = 'dim'").fetchone() is None:
                 return
         rows = self._rows()
         with self._write() as cur:
@@ -213,34 +219,53 @@ class PostgresStore:
         return int(rows.get("write_seq", 0)), int(rows.get("delete_seq", 0))
 
     # -- model binding -------------------------------------------------------------------
+    # As on SQLite: the store's model is the model of the vectors it holds, recorded (and the
+    # vector column typed and indexed) with the first vectors written, never by a read; a
+    # store holding none takes any model.
+    @staticmethod
+    def _vector_model(cur: psycopg.Cursor[Any]) -> str | None:
+        row = cur.execute("SELECT value FROM meta WHERE key = 'embedder' AND "
+                          "EXISTS (SELECT 1 FROM entries WHERE vec IS NOT NULL)").fetchone()
+        return None if row is None else str(row[0])
+
     def recorded_embedder(self) -> str | None:
-        self.embedder_name = self._meta("embedder")
+        with self._read() as cur:
+            self.embedder_name = self._vector_model(cur)
         return self.embedder_name
 
     def bind_embedder(self, name: str, dim: int) -> None:
-        """Record the embedding model on first use (typing and indexing the vector column);
-        refuse a different one afterwards."""
-        stored = self._meta("embedder")
-        if stored is None:
-            if self.read_only:
-                return
-            with self._write() as cur:
-                row = cur.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-                stored = None if row is None else row[0]
-                if stored is None:
-                    cur.execute("INSERT INTO meta (key, value) VALUES ('embedder', %s), ('dim', %s)", (name, str(dim)))
-                    cur.execute(vector_ddl(dim))
-                    if not self._defer_index:
-                        cur.execute(VECTOR_INDEX_DDL)
-                    stored = name
-        if stored != name:
-            raise ModelMismatchError(
-                f"store {self.location} holds vectors from {stored!r}; it cannot be searched or extended with "
-                f"{name!r}. Open it with that embedder, or re-import into a new store.")
-        self.embedder_name = stored
-        if self._dim is None:
-            dim_value = self._meta("dim")
-            self._dim = int(dim_value) if dim_value else dim
+        """Embed with `name` from now on: refused (`ModelMismatchError`) when the store holds
+        vectors of another model. Nothing is written; the first write of vectors records it."""
+        stored = self.recorded_embedder()
+        if stored is not None and stored != name:
+            raise ModelMismatchError(_mismatch(self.location, stored, name))
+        self._binding = (name, int(dim))
+        self._dim = int(dim)
+
+    def _record_model(self, cur: psycopg.Cursor[Any], dim: int) -> str | None:
+        """Inside a write of vectors of `dim` dimensions: check the bound model against the one
+        the store's vectors come from (another process may have written since `bind_embedder`),
+        or record it, typing (and indexing) the vector column, if the store holds none.
+        Returns the model recorded (None: it already was)."""
+        stored = self._vector_model(cur)
+        name = self._binding[0] if self._binding is not None else None
+        if stored is not None:
+            if name is not None and stored != name:
+                raise ModelMismatchError(_mismatch(self.location, stored, name))
+            return None
+        if self._binding is None:
+            raise EngramError("vectors written before an embedding model was bound (bind_embedder)")
+        if dim != self._binding[1]:
+            raise EngramError(f"vectors of {dim} dimensions, but {name!r} makes {self._binding[1]}")
+        typed = cur.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+        cur.execute("INSERT INTO meta (key, value) VALUES ('embedder', %s), ('dim', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (name, str(dim)))
+        if typed is None or typed[0] != str(dim):  # untyped, or typed for another model's (deleted) vectors
+            cur.execute(f"DROP INDEX IF EXISTS {VECTOR_INDEX}")
+            cur.execute(vector_ddl(dim))
+        if not self._defer_index:
+            cur.execute(VECTOR_INDEX_DDL)
+        return name
 
     # -- writes --------------------------------------------------------------------------
     def classify(self, entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
@@ -266,7 +291,10 @@ class PostgresStore:
                     raise EngramError(f"vector {i} has shape {np.shape(vec)}, expected ({self._dim},)")
         now = utc_now()
         removed = 0
+        recorded = None
         with self._write() as cur:
+            if vectors is not None and len(entries):
+                recorded = self._record_model(cur, int(np.shape(vectors[0])[0]))
             stale: list[str] = []
             if scope is not None:
                 where, params = where_clause(namespace, scope)
@@ -285,6 +313,8 @@ class PostgresStore:
             for entry_id, old in replaced.items():
                 log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'write_seq'")
+        if recorded is not None:
+            self.embedder_name = recorded
         return written, removed
 
     def delete(self, namespace: str, ids: Sequence[str] | None = None, filters: Filters | None = None,
@@ -441,6 +471,11 @@ class PostgresStore:
         q = query.tolist()
         fetch = k * RESCORE_FACTOR
         with self._read(binary=True) as cur:
+            stored = self._vector_model(cur)
+            if stored is None:
+                return []
+            if self._binding is not None and stored != self._binding[0]:
+                raise ModelMismatchError(_mismatch(self.location, stored, self._binding[0]))
             # Whether few enough rows are admitted for an exact scan: the namespace's row
             # count bounds it (kept by every write); only a filter beyond the lifecycle view
             # can make a large namespace's admitted rows few, and then they are counted.
@@ -600,3 +635,7 @@ class PostgresStore:
     def close(self) -> None:
         self._db.close()
 
+
+def _mismatch(location: str, stored: str, wanted: str) -> str:
+    return (f"store {location} holds vectors from {stored!r}; it cannot be searched or extended with {wanted!r}. "
+            "Open it with that embedder, or re-import into a new store.")
