@@ -60,6 +60,10 @@ PRONOUNS = [
     ("I love my kids and your painting.", "Caroline loves Caroline's kids and Melanie's painting."),
     ("You were great and we have fun.", "Melanie was great and Caroline and others have fun."),
     ("我上周跟你的朋友去了黄山。", "Caroline上周跟Melanie的朋友去了黄山。"),
+    # a question's inverted verb agrees with the name, but not with "you and ..." (plural)
+    ("Are you going back in 2025?", "Is Melanie going back in 2025?"),
+    ("Do you have a dog? Why don't you come?", "Does Melanie have a dog? Why doesn't Melanie come?"),
+    ("Where were you? Are you and Bob coming?", "Where was Melanie? Are Melanie and Bob coming?"),
 ]
 
 

@@ -69,11 +69,20 @@ def resolve_pronouns(sentence: str, speaker: str, listener: str | None) -> str:
     out = re.sub(r"\b(?:[Ww]e|us|ourselves)\b", f"{speaker} and others", out)
     out = re.sub(r"\b(?:[Oo]ur|ours)\b", _possessive(speaker), out)
     if listener:
+        # A question's inverted verb agrees too: "Are you going?" -> "Is Caroline going?"
+        out = re.sub(r"\b([Aa]re|[Ww]ere|[Hh]ave|[Dd]o|[Aa]ren't|[Ww]eren't|[Hh]aven't|[Dd]on't)\s+you\b(?!\s+and\b)",
+                     lambda m: f"{_agreeing(m.group(1))} {listener}", out)
         out = re.sub(r"\b[Yy]ou\s+(are|were|have|do|don't|aren't|weren't|haven't)\b",
                      lambda m: f"{listener} {_third_person(m.group(1))}", out)
         out = re.sub(r"\b(?:[Yy]ou|yourself)\b", listener, out)
         out = re.sub(r"\b(?:[Yy]our|yours)\b", _possessive(listener), out)
     return out
+
+
+def _agreeing(verb: str) -> str:
+    """`verb` in the third person singular, its capital kept ("Are" -> "Is")."""
+    third = _third_person(verb.lower())
+    return third[0].upper() + third[1:] if verb[0].isupper() else third
 
 
 _SEASON_NAMES = {3: ("spring", "春天"), 6: ("summer", "夏天"), 9: ("autumn", "秋天"), 12: ("winter", "冬天")}
