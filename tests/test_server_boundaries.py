@@ -39,3 +39,20 @@ def test_stats_show_a_key_only_its_own_namespaces(server: Running) -> None:
     two, _ = server.keys.create(["alice", "bob"], "admin")
     with server.client(two) as http:
         assert set(http.get("/v1/stats").json()["namespaces"]) == {"alice", "bob"}
+
+
+def test_a_path_without_an_entry_id_is_404_and_never_redirected(server: Running) -> None:
+    server.memory.add(["Keep me.", "Keep me too."], namespace="scratch")
+    with server.client(**{"X-Engram-Namespace": "scratch"}) as http:
+        for method in ("GET", "PATCH", "DELETE", "POST"):
+            response = http.request(method, "/v1/memories/", params={"all": "true"})
+            assert error(response) == (404, "not_found"), (method, response.status_code, response.headers)
+            assert "location" not in response.headers and "no entry id" in response.json()["error"]["message"]
+        # `curl -L -X DELETE '…/v1/memories/?all=true'` once followed a 307 into the bulk delete
+        followed = http.delete("/v1/memories/", params={"all": "true"}, follow_redirects=True)
+        assert error(followed) == (404, "not_found") and server.memory.count(namespace="scratch") == 2
+        # no path is redirected: a trailing slash is another path, not served
+        for path in ("/v1/namespaces/", "/v1/memories/search/", "/healthz/"):
+            answer = http.get(path)
+            assert error(answer) == (404, "not_found") and "location" not in answer.headers, path
+        assert http.get("/v1/memories").status_code == 200

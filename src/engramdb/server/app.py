@@ -186,7 +186,10 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             if close_on_shutdown:
                 memory.close()
 
-    app = FastAPI(title="Engram", version=__version__, lifespan=lifespan,
+    # redirect_slashes=False: a path is served as sent or is 404, never redirected to another
+    # (`/v1/memories/` is an entry without its id, not the list; a redirect would carry a
+    # DELETE to the bulk endpoint, with a Location naming the server's own address).
+    app = FastAPI(title="Engram", version=__version__, lifespan=lifespan, redirect_slashes=False,
                   description="Hybrid memory for LLM agents: the `Memory` API over HTTP, scoped by API key.",
                   responses={status: {"model": ErrorResponse, "description": text}
                              for status, text in ERROR_STATUSES.items()})
@@ -319,6 +322,11 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     # Before the entry's own GET, which would read ".../history" as part of the id.
     app.router.add_api_route(HISTORY, history, methods=["GET"], response_model=list[HistoryEventModel],
                              tags=["memories"], route_class_override=HistoryRoute)
+
+    @app.api_route("/v1/memories/", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False)
+    def no_entry_id() -> None:
+        raise NotFoundError("no entry id after /v1/memories/ (an entry is /v1/memories/{id}; listing, adding and "
+                            "deleting by filter are /v1/memories, without the slash)")
 
     @app.get(ENTRY, response_model=EntryModel, tags=["memories"])
     def get(entry_id: str = PathParam(description=ENTRY_ID), ns: str = Depends(need("read"))) -> Any:

@@ -24,7 +24,7 @@ ENTRY_ID = ("the entry's id, percent-encoded (encodeURIComponent, quote(id, safe
 
 
 class _EntryIdConvertor(Convertor[str]):
-    """The rest of the path, slashes included, but never empty (``/v1/memories/`` is the listing's slash)."""
+    """The rest of the path, slashes included, but never empty (``/v1/memories/`` names no entry: 404)."""
 
     regex = ".+"
 

@@ -160,6 +160,11 @@ function deleteConfirm(entry, onDone, message) {
 export async function renderEntry(root, p) {
   const id = p.get("id") || "";
   document.title = `Entry ${id.slice(0, 8)} — Engram`;
+  if (!id) {
+    replace(root, h("p", { class: "crumbs" }, link({ view: "browse" }, "‹ Browse")), h("div", { class: "card" },
+      h("h1", {}, "No entry named"), h("p", { id: "entry-missing" }, "The address gives no entry id (…?view=entry&id=…). Open an entry from Browse or a search.")));
+    return;
+  }
   replace(root, h("p", { class: "muted loading" }, "Loading…"));
   let entry = null;
   let missing = null;

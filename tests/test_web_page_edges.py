@@ -1,0 +1,45 @@
+"""The web page at its edges, in headless Chromium as in tests/test_web_page.py (`engram serve`
+in a process of its own, here open on loopback): an address naming no entry, a timeline over
+ten thousand years, and an entry of 20,000 characters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engramdb import Memory
+from test_web_page import Page, driver, shots  # noqa: F401  (the browser fixtures)
+from web_fixture import Served
+
+LONG = "The long report begins here. " + " ".join(f"word{n}" for n in range(2400))  # over 20,000 characters
+
+
+@pytest.fixture(scope="module")
+def edges(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("edges") / "edges.db"
+    with Memory(db, embedder="minilm") as memory:
+        memory.add([LONG, "A short note about green tea."])
+        memory.add([{"text": "An ancient record.", "timestamp": "0001-01-01"},
+                    {"text": "A record from the far future.", "timestamp": "9999-12-31T23:59:59"}], namespace="ids")
+    server = Served(db)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def page(driver: Any, edges: str, shots: Path) -> Iterator[Page]:  # noqa: F811
+    view = Page(driver, edges, shots)
+    yield view
+    assert not view.script_errors()
+
+
+def test_an_address_without_an_entry_id_says_so(page: Page) -> None:
+    page.open("/?view=entry&id=")
+    page.ready("entry")
+    assert "No entry named" in page.text("#view-entry") and "gives no entry id" in page.text("#entry-missing")
+    assert not page.find("#banner").is_displayed()  # no TypeError, no API error
