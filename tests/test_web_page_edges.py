@@ -4,6 +4,7 @@ ten thousand years, and an entry of 20,000 characters."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,3 +44,17 @@ def test_an_address_without_an_entry_id_says_so(page: Page) -> None:
     page.ready("entry")
     assert "No entry named" in page.text("#view-entry") and "gives no entry id" in page.text("#entry-missing")
     assert not page.find("#banner").is_displayed()  # no TypeError, no API error
+
+
+def test_the_timeline_keeps_every_entry_however_long_the_span(page: Page) -> None:
+    page.open("/?view=overview&ns=ids&time=event")
+    page.ready("overview")
+    bars = page.all("#timeline-chart rect.bar")
+    counts = [int(b.get_attribute("data-count")) for b in bars]
+    assert sum(counts) == 2 and len(bars) == 200  # years 1 to 9999, 50 to a bar: none dropped
+    titles = [b.get_attribute("textContent") for b, n in zip(bars, counts) if n]
+    assert titles[0].startswith("1 – 49: 1") and titles[-1].startswith("9950 – 9999: 1"), titles
+    assert "each bar is 50 years" in page.text("#timeline-note")
+    grid = [t.get_attribute("textContent") for t in page.all("#timeline-chart .grid text")]
+    assert grid == ["0", "1"]  # whole numbers, each once
+    assert re.search(r"\d+ (KB|MB)", page.text("#store-size"))  # no keys: the operator's whole view

@@ -16,25 +16,53 @@ function namespaceTable(rows) {
       h("td", { class: "num" }, r.count.toLocaleString()), KINDS.map((k) => h("td", { class: "num" }, (r.kinds[k] || 0).toLocaleString()))))));
 }
 
-function stepOf(bucket, date) {
-  const d = new Date(`${date}T00:00:00Z`);
-  if (bucket === "day") d.setUTCDate(d.getUTCDate() + 1);
-  else if (bucket === "week") d.setUTCDate(d.getUTCDate() + 7);
-  else if (bucket === "month") d.setUTCMonth(d.getUTCMonth() + 1);
-  else d.setUTCFullYear(d.getUTCFullYear() + 1);
-  return d.toISOString().slice(0, 10);
+// A period as a number (days, Monday weeks, months or years since the epoch) and back, from
+// and to the API's "YYYY-MM-DD" starts; years 1 to 9999 included.
+const DAY_MS = 86400000;
+const MONDAY = 4; // 1970-01-05, day 4, was a Monday
+
+function periodOf(bucket, start) {
+  const [year, month] = start.split("-").map(Number);
+  if (bucket === "year") return year;
+  if (bucket === "month") return year * 12 + month - 1;
+  const day = Math.round(new Date(`${start}T00:00:00Z`).getTime() / DAY_MS);
+  return bucket === "week" ? Math.round((day - MONDAY) / 7) : day;
 }
 
-// Every period from the first to the last, the empty ones as 0.
-function filled(timeline) {
-  const points = timeline.points;
-  if (!points.length) return [];
-  const counts = new Map(points.map((pt) => [pt.start, pt.count]));
-  const out = [];
-  for (let day = points[0].start; day <= points[points.length - 1].start && out.length < 2000; day = stepOf(timeline.bucket, day)) {
-    out.push({ start: day, count: counts.get(day) || 0 });
+function startOf(bucket, n) {
+  const pad = (x, width) => String(x).padStart(width, "0");
+  if (bucket === "year") return `${pad(n, 4)}-01-01`;
+  if (bucket === "month") return `${pad(Math.floor(n / 12), 4)}-${pad((n % 12) + 1, 2)}-01`;
+  const day = bucket === "week" ? n * 7 + MONDAY : n;
+  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+}
+
+// The smallest of 1, 2, 5, 10, 20, 50… that is at least x.
+function niceAtLeast(x) {
+  for (let scale = 1; ; scale *= 10) {
+    for (const f of [1, 2, 5]) if (f * scale >= x) return f * scale;
   }
-  return out;
+}
+
+export const MAX_BARS = 200;
+
+// Every period from the first to the last, the empty ones as 0; when there are more than
+// MAX_BARS of them, each bar sums `span` periods (aligned: years 2000–2049, 2050–2099…), so
+// no entry is ever left out of the chart.
+export function bars(timeline) {
+  const points = timeline.points;
+  if (!points.length) return { span: 1, bars: [] };
+  const bucket = timeline.bucket;
+  const first = periodOf(bucket, points[0].start);
+  const last = periodOf(bucket, points[points.length - 1].start);
+  const span = niceAtLeast((last - first + 1) / MAX_BARS);
+  const base = Math.floor(first / span) * span;
+  const out = [];
+  for (let n = base; n <= last; n += span) {
+    out.push({ start: startOf(bucket, Math.max(n, first)), end: startOf(bucket, Math.min(n + span - 1, last)), count: 0 });
+  }
+  for (const pt of points) out[Math.floor((periodOf(bucket, pt.start) - base) / span)].count += pt.count;
+  return { span, bars: out };
 }
 
 function label(bucket, start) {
@@ -44,30 +72,39 @@ function label(bucket, start) {
   return new Intl.DateTimeFormat(undefined, { timeZone: "UTC", ...opts }).format(d);
 }
 
+// Whole-number grid lines from 0 to a round top at or above the tallest bar.
+export function gridValues(most) {
+  const step = niceAtLeast(most / 4);
+  const top = Math.max(step, Math.ceil(most / step) * step);
+  const out = [];
+  for (let n = 0; n <= top; n += step) out.push(n);
+  return out;
+}
+
 export function chart(timeline, width = 720) {
-  const points = filled(timeline);
+  const { span, bars: points } = bars(timeline);
   if (!points.length) return h("p", { class: "muted" }, "Nothing to draw yet.");
   const W = Math.max(280, Math.round(width));
   const H = 190;
   const pad = { l: 36, r: 8, t: 10, b: 26 };
-  const most = Math.max(...points.map((pt) => pt.count));
+  const values = gridValues(Math.max(...points.map((pt) => pt.count)));
+  const top = values[values.length - 1];
   const step = (W - pad.l - pad.r) / points.length;
-  const y = (n) => pad.t + (H - pad.t - pad.b) * (1 - n / most);
-  const grid = [0, 0.5, 1].map((f) => {
-    const n = Math.round(most * f);
-    return svg("g", { class: "grid" }, svg("line", { x1: pad.l, x2: W - pad.r, y1: y(n), y2: y(n) }),
-      svg("text", { x: pad.l - 6, y: y(n) + 4, "text-anchor": "end" }, String(n)));
-  });
+  const y = (n) => pad.t + (H - pad.t - pad.b) * (1 - n / top);
+  const grid = values.map((n) => svg("g", { class: "grid" }, svg("line", { x1: pad.l, x2: W - pad.r, y1: y(n), y2: y(n) }),
+    svg("text", { x: pad.l - 6, y: y(n) + 4, "text-anchor": "end" }, n.toLocaleString())));
   const barWidth = Math.max(1, Math.min(step * 0.76, 36));
-  const bars = points.map((pt, i) => svg("rect", {
+  const name = (pt) => (pt.start === pt.end ? label(timeline.bucket, pt.start)
+    : `${label(timeline.bucket, pt.start)} – ${label(timeline.bucket, pt.end)}`);
+  const drawn = points.map((pt, i) => svg("rect", {
     class: "bar", x: (pad.l + i * step + (step - barWidth) / 2).toFixed(2), width: barWidth.toFixed(2), rx: Math.min(3, barWidth / 4).toFixed(2),
-    y: y(pt.count).toFixed(2), height: (H - pad.b - y(pt.count)).toFixed(2),
-  }, svg("title", {}, `${label(timeline.bucket, pt.start)}: ${pt.count}`)));
+    y: y(pt.count).toFixed(2), height: (H - pad.b - y(pt.count)).toFixed(2), "data-count": pt.count,
+  }, svg("title", {}, `${name(pt)}: ${pt.count}`)));
   const every = Math.max(1, Math.ceil(points.length / 8));
   const ticks = points.map((pt, i) => (i % every === 0 ? svg("text", { class: "tick", x: (pad.l + i * step + step / 2).toFixed(2), y: H - 8,
     "text-anchor": "middle" }, label(timeline.bucket, pt.start)) : null)).filter(Boolean);
-  return svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", id: "timeline-chart",
-    "aria-label": `entries per ${timeline.bucket}` }, grid, bars, ticks);
+  return svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", id: "timeline-chart", "data-span": span,
+    "aria-label": span === 1 ? `entries per ${timeline.bucket}` : `entries per ${span} ${timeline.bucket}s` }, grid, drawn, ticks);
 }
 
 export async function renderOverview(root, p) {
@@ -113,7 +150,10 @@ export async function renderOverview(root, p) {
     h("div", { class: "subtabs" }, toggle("created", "when added"), toggle("event", "event time")));
   if (timeline.status === "fulfilled") {
     const t = timeline.value;
-    replace(time, head, chart(t, time.clientWidth - 40), h("p", { class: "muted small" }, `per ${t.bucket} (UTC)`,
+    const { span } = bars(t);
+    const per = span === 1 ? `per ${t.bucket} (UTC)`
+      : `each bar is ${span.toLocaleString()} ${t.bucket}s (UTC): the entries span too many ${t.bucket}s for one bar each`;
+    replace(time, head, chart(t, time.clientWidth - 40), h("p", { class: "muted small", id: "timeline-note" }, per,
       t.undated ? ` · ${t.undated.toLocaleString()} without an event time` : ""));
   } else {
     replace(time, head, notice(timeline.reason.display || String(timeline.reason)));
