@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -58,3 +59,26 @@ def test_the_timeline_keeps_every_entry_however_long_the_span(page: Page) -> Non
     grid = [t.get_attribute("textContent") for t in page.all("#timeline-chart .grid text")]
     assert grid == ["0", "1"]  # whole numbers, each once
     assert re.search(r"\d+ (KB|MB)", page.text("#store-size"))  # no keys: the operator's whole view
+
+
+def test_a_long_entry_is_clipped_with_a_way_to_read_it_all(page: Page) -> None:
+    assert len(LONG) > 19_000
+    page.open("/?view=browse")
+    page.ready("browse")
+    row = next(r for r in page.all(".entry-row") if "The long report begins here." in r.text)
+    shown = row.find_element("css selector", ".row-text a .clipped")
+    assert len(shown.get_attribute("textContent")) < 700
+    toggle = row.find_element("css selector", ".row-text button.clip-toggle")
+    assert f"show all {len(LONG):,} characters" in toggle.text
+    page.click(toggle)
+    assert shown.get_attribute("textContent") == LONG and toggle.text == "show less"
+    assert "view=browse" in page.driver.current_url  # the button is not the link
+    page.click(toggle)
+    assert len(shown.get_attribute("textContent")) < 700
+    page.open("/?q=" + quote("the long report begins here"))
+    page.ready("search")
+    hit = next(h for h in page.all(".hit") if "The long report begins here." in h.text)
+    text = hit.find_element("css selector", ".hit-text .clipped")
+    assert len(text.get_attribute("textContent")) < 700
+    page.click(hit.find_element("css selector", ".hit-text button.clip-toggle"))
+    assert text.get_attribute("textContent") == LONG

@@ -94,6 +94,28 @@ export function chips(values, cls = "chip") {
   return (values || []).map((v) => h("span", { class: cls }, v));
 }
 
+// A long text as its first `limit` characters (cut at a space when one is near) and a button
+// that shows all of it, and hides it again; `wrap` puts the shown text in a link or the like.
+export const CLIP_CHARS = 600;
+
+export function clipped(text, wrap = (node) => node, limit = CLIP_CHARS) {
+  if (text.length <= limit) return [wrap(text)];
+  let cut = text.lastIndexOf(" ", limit);
+  if (cut < limit * 0.8) cut = limit;
+  if (/[\ud800-\udbff]/.test(text[cut - 1])) cut -= 1; // never half of a surrogate pair
+  const short = `${text.slice(0, cut).trimEnd()}…`;
+  const shown = h("span", { class: "clipped" }, short);
+  const more = `show all ${text.length.toLocaleString()} characters`;
+  const button = h("button", { type: "button", class: "clip-toggle", "aria-expanded": "false" }, more);
+  button.addEventListener("click", () => {
+    const open = button.getAttribute("aria-expanded") !== "true";
+    shown.textContent = open ? text : short;
+    button.textContent = open ? "show less" : more;
+    button.setAttribute("aria-expanded", String(open));
+  });
+  return [wrap(shown), " ", button];
+}
+
 // A message box for a view: error (the API's message), or info.
 export function notice(text, kind = "error") {
   return h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text);

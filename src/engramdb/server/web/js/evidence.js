@@ -3,7 +3,7 @@
 // turns a fact was derived from.
 
 import { getEntry } from "./api.js";
-import { chips, fmtScore, fmtTime, h, kindBadge, shortId, timeEl } from "./dom.js";
+import { chips, clipped, fmtScore, fmtTime, h, kindBadge, shortId, timeEl } from "./dom.js";
 import { entryLink, sessionLink } from "./url.js";
 
 export const CHANNEL_HELP = {
@@ -112,9 +112,9 @@ export function contextTurns(hit) {
   const before = hit.context.filter((t) => t.offset < 0);
   const after = hit.context.filter((t) => t.offset > 0);
   const line = (t) => h("li", { class: "ctx-turn" }, h("span", { class: "speaker" }, t.speaker || "?"), " ",
-    entryLink(t.id, t.text));
+    clipped(t.text, (text) => entryLink(t.id, text), 300));
   return h("ol", { class: "context" }, before.map(line),
-    h("li", { class: "ctx-turn self" }, h("span", { class: "speaker" }, hit.source?.speaker || ""), " ", hit.text),
+    h("li", { class: "ctx-turn self" }, h("span", { class: "speaker" }, hit.source?.speaker || ""), " ", clipped(hit.text, undefined, 300)),
     after.map(line));
 }
 
@@ -123,7 +123,7 @@ export function hitCard(hit, index, scale) {
     h("div", { class: "hit-main" },
       h("div", { class: "hit-head" },
         h("span", { class: "rank" }, String(index + 1)), kindBadge(hit.kind), provenance(hit)),
-      h("p", { class: "hit-text", lang: /[\u3400-\u9fff]/.test(hit.text) ? "zh" : undefined }, hit.text),
+      h("p", { class: "hit-text", lang: /[\u3400-\u9fff]/.test(hit.text) ? "zh" : undefined }, clipped(hit.text)),
       derivedFrom(hit), contextTurns(hit),
       h("div", { class: "hit-foot" }, tagChips(hit), h("span", { class: "grow" }),
         entryLink(hit.id, h("span", { class: "mono" }, shortId(hit.id)), " open ›"))),
