@@ -103,8 +103,11 @@ def test_exact_patterns_is_linear_on_a_long_word(make: Callable[[int], str]) -> 
 # A run of numerals was rescanned from each of its characters; each of thousands of expressions
 # was checked against every one found before it (n = 16,000: 1,600 then 12,800 expressions).
 @pytest.mark.parametrize(("make", "n"), [(_repeat("1"), 4000), (_repeat("一"), 4000), (_repeat("last week "), 16000),
-                                         (_repeat("上周三3天前"), 4000)],
-                         ids=["digits", "zh-numerals", "last-week", "zh-expressions"])
+                                         (_repeat("上周三3天前"), 4000), (lambda n: "近" + " " * n, 4000),
+                                         (_repeat("the end of the first week of "), 16000), (_repeat("early May "), 16000),
+                                         (_repeat("5月底上周末Q1 Christmas "), 8000)],
+                         ids=["digits", "zh-numerals", "last-week", "zh-expressions", "zh-hours-spaces",
+                              "part-words", "parts", "named-periods"])
 def test_time_windows_are_found_in_linear_time(make: Callable[[int], str], n: int) -> None:
     assert _growth(lambda text: find_time_windows(text, NOW), make, n) < MAX_GROWTH
 

@@ -62,7 +62,8 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(上个|上|这个|本|下个|下)季度"), "quarter_rel_zh"),
     (re.compile(r"\b(?:the\s+)?(?:past|last|previous)\s+(?:(\d+|a couple of|couple of|a few|few|several|one|two|three|"
                 r"four|five|six|seven|eight|nine|ten|twelve|twenty-four)\s+)?hours?\b"), "hours"),
-    (re.compile(rf"(?:过去|最近|近)的?\s*({_ZH_NUMBER}|几)?\s*个?(?:小时|钟头)"), "hours_zh"),
+    # One run of spaces (two optional ones around an optional count would split a long run every way).
+    (re.compile(rf"(?:过去|最近|近)的?\s*(?:({_ZH_NUMBER}|几)\s*)?个?(?:小时|钟头)"), "hours_zh"),
     (re.compile(r"\b(?:the\s+)?(spring|summer|autumn|fall|winter)\s+(?:of\s+)?(\d{4})\b"), "season_year"),
     (re.compile(rf"\b(?:(last|this|next)\s+)?({_HOLIDAY_EN})(?:\s+(?:of\s+)?(\d{{4}}))?(?!\w)"), "holiday"),
     (re.compile(rf"(?:(\d{{4}})\s*年|(前年|去年|今年|明年))?的?({_HOLIDAY_ZH})"), "holiday_zh"),
