@@ -118,6 +118,33 @@ def test_redact_hides_only_the_password() -> None:
     assert redact("notes.db") == "notes.db"
 
 
+@pytest.mark.parametrize(("target", "shown"), [
+    ("postgresql://u@h:5432/db?password=s3cret", "postgresql://u@h:5432/db?password=***"),
+    ("postgresql://u@h/db?sslmode=require&PassWord=s3cret&sslpassword=s3cret#x",
+     "postgresql://u@h/db?sslmode=require&PassWord=***&sslpassword=***#x"),
+    ("postgresql://u:s3cret@[::1]:5432/db?host=/run/pg", "postgresql://u:***@[::1]:5432/db?host=/run/pg"),
+    ("postgresql://u:s3/cr@et@h/db", "postgresql://u:***@h/db"),  # raw '/' and '@' in the password
+    ("postgresql://u:s3?cret@h/db", "postgresql://u:***@h/db"),  # a raw '?'
+    ("postgresql://u:s3cret@h:port/db", "postgresql://u:***@h:port/db"),  # malformed: masked all the same
+    ("postgresql://u@h/db?user=a@b", "postgresql://u@h/db?user=a@b"),  # nothing secret
+    ("host=h dbname=db password='s3 cret' user=u", "host=h dbname=db password=*** user=u"),
+])
+def test_redact_masks_every_form_of_password(target: str, shown: str) -> None:
+    assert redact(target) == shown
+    assert "s3" not in redact(target)
+
+
+def test_a_keyword_value_string_is_refused_not_taken_for_a_file(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="libpq keyword/value connection string; give a postgresql:// URL") as caught:
+        Memory("host=localhost dbname=memory password=s3cret")
+    assert "s3cret" not in str(caught.value) and list(tmp_path.iterdir()) == []
+    with pytest.raises(InputError, match="not a valid URL") as caught:
+        Memory("postgresql://u:s3cret@h:port/db")
+    assert "s3cret" not in str(caught.value)
+
+
 def test_memory_takes_an_opened_store(tmp_path: Path) -> None:
     store = open_store(tmp_path / "given.db")
     with Memory(store=store, embedder="minilm") as mem:

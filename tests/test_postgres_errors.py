@@ -3,14 +3,19 @@ Engram error, nothing half-written, and the next call works."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from pathlib import Path
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 
 from engramdb import Memory
-from engramdb.errors import StoreBusyError, StoreError
+from engramdb.cli import main
+from engramdb.errors import InputError, StoreBusyError, StoreError
+from engramdb.store.open import redact
 from engramdb.store.postgres.schema import WRITE_LOCK
 from pg import PostgresServer
 
@@ -95,3 +100,56 @@ def test_a_server_that_refuses_the_connection_says_why(postgres_server: Postgres
     assert missing_role != postgres_server.url()
     with pytest.raises(StoreError, match='refused the connection: role "no_such_role" does not exist'):
         Memory(missing_role)
+
+
+def test_a_password_in_the_url_never_appears(postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """POSTGRES.md: passwords never appear in messages — in the userinfo, as a ``password=`` (or
+    ``sslpassword=``) query parameter, in the CLI's text and JSON, in migrate's messages and
+    report, in errors (a bad parameter, an unreachable server), in `stats` (what /v1/stats
+    sends) — also where the driver's own message would repeat it."""
+    secret = "s3cretpw"
+    bare = postgres_server.new_database("pw")
+    forms = [f"{bare}?password={secret}",
+             bare.replace("://postgres@", f"://postgres:{secret}@", 1) + f"?sslpassword={secret}"]
+    runner = CliRunner()
+    source = tmp_path / "source.db"
+    with Memory(source, embedder="minilm") as mem:
+        mem.add("Alice moved to Lisbon.")
+    assert runner.invoke(main, ["migrate", str(source), forms[0]]).exit_code == 0
+    unreachable = f"postgresql://postgres:{secret}@127.0.0.1:1/db?password={secret}"
+    for n, url in enumerate(forms):
+        shown = redact(url)
+        assert secret not in shown and shown.startswith("postgresql://postgres")
+        with Memory(url) as mem:
+            assert mem.path == shown and mem.stats()["path"] == shown and mem.store.location == shown
+        outputs = {}
+        for name, args in {"stats": ["--db", url, "stats"], "stats --json": ["--db", url, "stats", "--json"],
+                           "migrate into": ["migrate", str(source), url],
+                           "migrate from": ["migrate", url, str(tmp_path / f"copy{n}.db"), "--json"],
+                           "bogus": ["--db", url + "&bogus=1", "stats"],
+                           "driver repeats it": ["--db", url + f"&sslmode={secret}", "list"],
+                           "unreachable": ["--db", unreachable, "search", "x"]}.items():
+            result = runner.invoke(main, args)
+            outputs[name] = result.output
+            assert secret not in result.output, (name, result.output)
+            assert "Error:" not in result.output.replace("error:", ""), (name, result.output)  # no driver class names
+        assert json.loads(outputs["stats --json"])["path"] == shown
+        assert outputs["migrate into"].startswith(f"error: destination {shown} is not empty")
+        assert json.loads(outputs["migrate from"])["source"] == shown
+        assert outputs["bogus"].strip() == (f'error: store URL {shown}&bogus=1 is not a valid PostgreSQL URL '
+                                            '(invalid URI query parameter: "bogus")')
+        assert outputs["driver repeats it"].strip() == (f"error: store URL {shown}&sslmode=*** is not a valid "
+                                                        'PostgreSQL URL (invalid sslmode value: "***")')
+        assert "cannot reach the database server" in outputs["unreachable"]
+
+
+def test_a_bad_url_parameter_is_one_clean_line(postgres_server: PostgresServer) -> None:
+    """An option the driver does not understand is an `InputError` naming the URL, as a bad port
+    or a missing database are — not a driver exception's name."""
+    url = postgres_server.new_database("params")
+    for query, reason in (("bogus=1", 'invalid URI query parameter: "bogus"'),
+                          ("connect_timeout=abc", "bad value for connect_timeout: 'abc'"),
+                          ("target_session_attrs=zz", 'invalid target_session_attrs value: "zz"')):
+        with pytest.raises(InputError) as caught:
+            Memory(f"{url}?{query}")
+        assert str(caught.value) == f"store URL {url}?{query} is not a valid PostgreSQL URL ({reason})"

@@ -21,7 +21,7 @@ from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
 from .model import Entry, Source
 from .store.base import Filters
-from .store.open import backend_of, can_write, store_exists
+from .store.open import backend_of, can_write, redact, store_exists
 from .schema import MODELS, json_schema, to_wire
 from .cli_lifecycle import parse_meta
 
@@ -71,7 +71,7 @@ def _memory(ctx: click.Context, must_exist: bool = False, reads_only: bool = Fal
     (a read-only file, folder or mount) read-only instead of failing."""
     opts = ctx.obj
     if must_exist and not store_exists(opts["db"]):
-        raise EngramError(f"no store at {opts['db']} (import something first, or pass --db)")
+        raise EngramError(f"no store at {redact(opts['db'])} (import something first, or pass --db)")
     read_only = reads_only and not can_write(opts["db"])
     created = backend_of(opts["db"]) == "sqlite" and not store_exists(opts["db"])
     left_empty = False

@@ -13,7 +13,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import SplitResult, urlsplit, urlunsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from ..errors import InputError, StoreError
 from .base import Store
@@ -34,41 +34,94 @@ def _split(url: str) -> SplitResult:
         parts = urlsplit(url)
         parts.port, parts.hostname  # noqa: B018 - parsed here so that they fail here
     except ValueError as exc:
-        raise InputError(f"store URL {_mask(url)} is not a valid URL ({exc})") from None
+        raise InputError(f"store URL {redact(url)} is not a valid URL ({exc})") from None
     return parts
 
 
-def _mask(url: str) -> str:
-    """The password of ``scheme://user:password@…`` replaced by ***, without parsing the URL."""
-    return _PASSWORD.sub(r"\1***@", url)
+#: The connection parameters whose values are secrets (libpq's names), masked wherever a
+#: target is shown: in a URL's query (``?password=…``) or a keyword/value string.
+SECRET_PARAMETERS = ("password", "sslpassword")
+#: libpq's keyword/value form (``host=db dbname=memory password=…``): not a file path
+_CONNINFO = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|options)\s*=")
+_SECRET_PAIR = re.compile(r"\b(" + "|".join(SECRET_PARAMETERS) + r")(\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)", re.IGNORECASE)
 
 
-_PASSWORD = re.compile(r"(://[^/@:]*:)[^@/]+@")
+def redact(target: str | Path) -> str:
+    """The target as it may be shown in messages, logs and reports, every password hidden:
+    the userinfo's (``postgresql://user:***@host/db``), a ``password=`` or ``sslpassword=``
+    query parameter's (``?password=***``) and, in a libpq keyword/value string, its
+    ``password=`` value. Works on the text (a malformed URL is masked too), so the rest of the
+    URL is shown exactly as given. The one masking function: every message naming a store
+    target goes through it."""
+    text = str(target)
+    if not is_url(text):
+        return _SECRET_PAIR.sub(r"\1\2***", text) if _CONNINFO.match(text) else text
+    scheme, rest = text.split("://", 1)
+    userinfo, after = _userinfo(rest)
+    user, colon, password = userinfo.partition(":")
+    if colon and password:
+        rest = f"{user}:***@{after}"
+    before_query, question, query = rest.partition("?")
+    if question:
+        query, hash_, fragment = query.partition("#")
+        pairs = []
+        for pair in query.split("&"):
+            key, equals, _value = pair.partition("=")
+            pairs.append(f"{key}=***" if equals and unquote(key).strip().lower() in SECRET_PARAMETERS else pair)
+        query = "&".join(pairs) + hash_ + fragment
+    return f"{scheme}://{before_query}{question}{query}"
+
+
+def _userinfo(rest: str) -> tuple[str, str]:
+    """(userinfo, the rest) of a URL after its ``scheme://``: up to the last '@' before the
+    query, as a password may hold '/', '@' or '#' (or, when none is there, a raw '?': up to
+    the first '@' if nothing before it is a path); ('', rest) when there is none."""
+    before_query = rest.partition("?")[0]
+    if "@" in before_query:
+        userinfo, _, after = rest.partition("?")[0].rpartition("@")
+        return userinfo, after + rest[len(before_query):]
+    first = rest.split("@", 1)[0]
+    if "@" in rest and ":" in first and "/" not in first:
+        return first, rest[len(first) + 1:]
+    return "", rest
+
+
+def secrets_of(target: str | Path) -> list[str]:
+    """The password values `target` holds (as given and percent-decoded), to scrub from text a
+    driver wrote (`redact` masks the target itself)."""
+    text = str(target)
+    found: list[str] = []
+    if is_url(text):
+        userinfo, after = _userinfo(text.split("://", 1)[1])
+        found.append(userinfo.partition(":")[2])
+        for pair in after.partition("?")[2].partition("#")[0].split("&"):
+            key, equals, value = pair.partition("=")
+            if equals and unquote(key).strip().lower() in SECRET_PARAMETERS:
+                found.append(value)
+    elif _CONNINFO.match(text):
+        found += [m.group(3).strip("'") for m in _SECRET_PAIR.finditer(text)]
+    return sorted({v for s in found for v in (s, unquote(s)) if len(v) >= 3}, key=len, reverse=True)
+
+
+def scrub(message: str, target: str | Path) -> str:
+    """`message` with every password `target` holds replaced by ***."""
+    for secret in secrets_of(target):
+        message = message.replace(secret, "***")
+    return message
 
 
 def backend_of(target: str | Path) -> str:
-    """``"sqlite"`` or ``"postgres"``; an unknown URL scheme or a malformed URL raises `InputError`."""
+    """``"sqlite"`` or ``"postgres"``; an unknown URL scheme, a malformed URL or a libpq
+    keyword/value string (which would otherwise be taken for a file name) raises `InputError`."""
     if not is_url(target):
+        if isinstance(target, str) and _CONNINFO.match(target) and " " in target.strip():
+            raise InputError(f"store {redact(target)!r} looks like a libpq keyword/value connection string; "
+                             "give a postgresql:// URL (postgresql://user:password@host:5432/database)")
         return "sqlite"
     scheme = _split(str(target)).scheme.lower()
     if scheme in POSTGRES_SCHEMES:
         return "postgres"
     raise InputError(f"unknown store URL scheme {scheme!r}: give a SQLite file path or a postgresql:// URL")
-
-
-def redact(target: str | Path) -> str:
-    """The target as it may be shown in messages and logs: a URL without its password."""
-    if not is_url(target):
-        return str(target)
-    try:
-        parts = urlsplit(str(target))
-        host, port = parts.hostname or "", parts.port
-    except ValueError:
-        return _mask(str(target))
-    if not parts.password:  # none, or empty (the Unix-socket form)
-        return str(target)
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{port}" if port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def check_postgres_url(url: str) -> None:
@@ -100,7 +153,7 @@ def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: 
 
         return PostgresStore(str(target), read_only=read_only, busy_timeout_ms=busy_timeout_ms, create=create)
     if not create and not Path(target).expanduser().is_file():
-        raise StoreError(f"no store at {target}")
+        raise StoreError(f"no store at {redact(target)}")
     from .sqlite import SQLiteStore
 
     return SQLiteStore(target, read_only=read_only, busy_timeout_ms=busy_timeout_ms)

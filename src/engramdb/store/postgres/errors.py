@@ -12,11 +12,26 @@ from psycopg import errors as pg
 from ...errors import (
     EngramError, InputError, ReadOnlyStoreError, StoreBusyError, StoreCorruptError, StoreError, StoreUnavailableError,
 )
+from ..open import scrub
 from ..translate import translating
 
 
-def map_pg_error(exc: psycopg.Error, location: str) -> EngramError:
-    """The Engram error a psycopg exception means, with a message a user can act on."""
+def map_pg_error(exc: psycopg.Error, location: str, url: str | None = None) -> EngramError:
+    """The Engram error a psycopg exception means, with a message a user can act on; with
+    `url` (the store's, password and all), no password it holds appears in the message, even
+    where the driver's own text would repeat one (`open.scrub`)."""
+    error = _map(exc, location)
+    if url is not None:
+        clean = scrub(str(error), url)
+        if clean != str(error):
+            error = type(error)(clean)
+    return error
+
+
+def _map(exc: psycopg.Error, location: str) -> EngramError:
+    bad_url = _bad_url(exc)
+    if bad_url is not None:  # what the URL asks of the driver it does not understand
+        return InputError(f"store URL {location} is not a valid PostgreSQL URL ({bad_url})")
     if isinstance(exc, (pg.SerializationFailure, pg.DeadlockDetected, pg.LockNotAvailable)):
         return StoreBusyError(f"store {location} is busy: another writer held its lock too long; try again")
     if isinstance(exc, pg.QueryCanceled):
@@ -46,6 +61,24 @@ def map_pg_error(exc: psycopg.Error, location: str) -> EngramError:
     return StoreError(f"store {location}: {type(exc).__name__}: {str(exc).strip()}")
 
 
+#: what libpq and psycopg say of a connection string (a URL's query parameters) they cannot use
+_CONNINFO_PROBLEM = re.compile(r"invalid URI query parameter|invalid connection option|bad value for|"
+                               r"invalid [\w ]+ value|for connection option|invalid percent-encoded token|"
+                               r"missing \"=\" after|unterminated quoted string|invalid URI")
+
+
+def _bad_url(exc: psycopg.Error) -> str | None:
+    """The driver's reason when `exc` is about the connection string itself (an unknown
+    ``?bogus=1``, ``sslmode=nonsense``, ``connect_timeout=abc``), not the server or a query:
+    psycopg raises those before sending anything (no SQLSTATE)."""
+    if exc.sqlstate is not None or not isinstance(exc, (psycopg.ProgrammingError, psycopg.OperationalError)):
+        return None
+    text = str(exc).strip()
+    text = text.removeprefix("connection is bad:").strip()
+    first = text.splitlines()[0] if text else ""
+    return first if _CONNINFO_PROBLEM.search(first) else None
+
+
 #: the server's own reason for refusing a connection it received (no such database or role,
 #: a wrong password, too many clients), as libpq reports it
 _FATAL = re.compile(r"FATAL:\s+((?:database|role) \"[^\"]*\" does not exist|password authentication failed for user "
@@ -54,7 +87,7 @@ _FATAL = re.compile(r"FATAL:\s+((?:database|role) \"[^\"]*\" does not exist|pass
 
 def _mapped(store: Any, exc: Exception) -> EngramError:
     store._forget_broken()  # a broken connection is reopened on the next call
-    return map_pg_error(exc, getattr(store, "location", "?"))  # type: ignore[arg-type]
+    return map_pg_error(exc, getattr(store, "location", "?"), getattr(store, "url", None))  # type: ignore[arg-type]
 
 
 #: Class decorator: every public method of a store class raises Engram errors, never psycopg's.

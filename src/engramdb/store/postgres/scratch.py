@@ -18,7 +18,7 @@ import psycopg
 from psycopg import sql
 
 from ...errors import StoreError
-from ..open import check_postgres_url, redact
+from ..open import check_postgres_url, redact, scrub
 from .errors import map_pg_error
 
 
@@ -38,9 +38,9 @@ def scratch_database(url: str, prefix: str = "engram_eval") -> Iterator[str]:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     except psycopg.errors.InsufficientPrivilege as exc:
         raise StoreError(f"{redact(url)}: this role cannot create the scratch database the evaluation runs in "
-                         f"(it needs CREATEDB): {str(exc).strip()}") from exc
+                         f"(it needs CREATEDB): {scrub(str(exc).strip(), url)}") from exc
     except psycopg.Error as exc:
-        raise map_pg_error(exc, redact(url)) from exc
+        raise map_pg_error(exc, redact(url), url) from exc
     try:
         yield with_database(url, name)
     finally:
@@ -48,4 +48,4 @@ def scratch_database(url: str, prefix: str = "engram_eval") -> Iterator[str]:
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         except psycopg.Error as exc:  # pragma: no cover - the server went away
-            raise map_pg_error(exc, f"{redact(url)} (dropping {name})") from exc
+            raise map_pg_error(exc, f"{redact(url)} (dropping {name})", url) from exc

@@ -80,7 +80,7 @@ class PostgresStore:
             self._open()
         except psycopg.Error as exc:
             self.close()
-            raise map_pg_error(exc, self.location) from exc
+            raise map_pg_error(exc, self.location, self.url) from exc
         except BaseException:
             self.close()
             raise
@@ -371,7 +371,7 @@ class PostgresStore:
         try:
             conn = psycopg.connect(self.url, options=f"-c search_path={SCHEMA},public")
         except psycopg.Error as exc:
-            raise map_pg_error(exc, self.location) from exc
+            raise map_pg_error(exc, self.location, self.url) from exc
         try:
             conn.isolation_level = IsolationLevel.REPEATABLE_READ
             conn.read_only = True
@@ -380,7 +380,7 @@ class PostgresStore:
                 cur.execute(sql, params)
                 yield from cur
         except psycopg.Error as exc:  # raised while streaming: past the methods' own mapping
-            raise map_pg_error(exc, self.location) from exc
+            raise map_pg_error(exc, self.location, self.url) from exc
         finally:
             conn.close()
 
