@@ -63,7 +63,7 @@ def test_mcp_over_http_with_keys_and_isolation(server: Running) -> None:
         found = call_json(await session.call_tool("memory_search", {"query": "Where does Alice live?", "limit": 3}))
         assert found["hits"][0]["id"] == moved["id"]
         capped = await session.call_tool("memory_search", {"query": "Alice", "k": 500})  # the server's --max-k
-        assert capped.is_error and "k must be at most 100 here" in capped.content[0].text
+        assert capped.is_error and "k must be an integer from 1 to 100 here, not 500" in capped.content[0].text
         updated = call_json(await session.call_tool("memory_update", {"id": moved["id"],
                                                                       "text": "Alice moved to Lisbon in 2024."}))
         assert updated["entry"]["text"].endswith("2024.")

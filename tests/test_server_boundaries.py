@@ -56,3 +56,34 @@ def test_a_path_without_an_entry_id_is_404_and_never_redirected(server: Running)
             answer = http.get(path)
             assert error(answer) == (404, "not_found") and "location" not in answer.headers, path
         assert http.get("/v1/memories").status_code == 200
+
+
+def test_a_k_out_of_range_is_told_the_limit_that_applies_here(tmp_path: Path) -> None:
+    """The server's --max-k (100 by default) is below the library's 1,000: every k out of
+    range, too small or too large, is told the server's range, over HTTP and MCP alike."""
+    from test_mcp_http import run_session
+
+    from engramdb.server.app import Limits
+
+    for max_k, most in ((100, 100), (5_000, 1_000)):  # a --max-k above the library's: the library's
+        running = Running(tmp_path / f"k{max_k}.db", Limits(max_k=max_k))
+        try:
+            with running.client() as http:
+                for k in (0, -1, most + 1):
+                    answer = http.post("/v1/memories/search", json={"query": "tea", "k": k})
+                    assert answer.json()["error"] == {
+                        "code": "bad_input", "message": f"k must be an integer from 1 to {most} here, not {k}"}
+                assert http.post("/v1/memories/search", json={"query": "tea", "k": most}).status_code == 200
+            said: list[str] = []
+
+            async def script(session) -> None:  # type: ignore[no-untyped-def]
+                for k in (0, most + 1):
+                    result = await session.call_tool("memory_search", {"query": "tea", "k": k})
+                    assert result.is_error
+                    said.append(result.content[0].text)
+
+            run_session(running.url, None, script)
+            assert [text.split(": ", 1)[1] for text in said] == [  # "Error executing tool memory_search: …"
+                f"k must be an integer from 1 to {most} here, not {k}" for k in (0, most + 1)]
+        finally:
+            running.stop()

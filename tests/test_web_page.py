@@ -346,7 +346,7 @@ def test_a_search_is_a_link_and_the_address_follows_the_search(page: Page, serve
     assert "Bob prefers green tea" in page.text("#hits")
     page.open("/?q=x&k=500", key=served["read"])
     page.ready("search")
-    assert "400 bad_input: k must be at most 100 here" in page.text("#search-output")
+    assert "400 bad_input: k must be an integer from 1 to 100 here, not 500" in page.text("#search-output")
 
 
 def test_browse_pages_through_the_list_and_curates_an_entry(page: Page, served: dict[str, Any]) -> None:

@@ -42,7 +42,7 @@ from .loopback_guard import LoopbackGuard
 from .keys import ApiKey, KeyStore
 from .models import (
     AddRequest, AddResponse, DeleteResponse, ErrorResponse, HealthResponse, SearchRequest, TurnsRequest, TurnsResponse,
-    UpdateRequest,
+    UpdateRequest, checked_k,
 )
 
 STATUS = [(InputError, 400, "bad_input"), (NotFoundError, 404, "not_found"), (ReadOnlyStoreError, 409, "read_only"),
@@ -282,9 +282,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     @app.post("/v1/memories/search", response_model=SearchResultModel, tags=["memories"])
     def search(body: SearchRequest, ns: str = Depends(need("read"))) -> Any:
         # The default k (10) follows a lower --max-k; a k the client asks for must fit under it.
-        k = body.k if "k" in body.model_fields_set else min(body.k, limits.max_k)
-        if k > limits.max_k:
-            raise InputError(f"k must be at most {limits.max_k} here")
+        k = checked_k(body.k if "k" in body.model_fields_set else min(body.k, limits.max_k), limits.max_k)
         result = memory.search(body.query, k=k, filters=body.filters, namespace=ns, preset=body.preset,
                                group_by=body.group_by, now=body.now, explain=body.explain, threshold=body.threshold,
                                include_superseded=body.include_superseded, show_expired=body.show_expired,

@@ -44,7 +44,7 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
     @click.option("--max-batch", default=1_000, show_default=True, type=click.IntRange(1),
                   help="Entries per add request.")
     @click.option("--max-k", default=100, show_default=True, type=click.IntRange(1),
-                  help="Largest k a search may ask for.")
+                  help="Largest k a search may ask for (the library's 1,000 at most).")
     @click.option("--no-web", is_flag=True, help="Do not serve the web page at / (the API only).")
     @keys_option
     @click.pass_context

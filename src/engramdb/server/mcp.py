@@ -23,7 +23,7 @@ from ..errors import EngramError, InputError
 from ..memory import Memory
 from .auth import ApiError, caller_of
 from .keys import KeyStore
-from .models import DEFAULT_K
+from .models import DEFAULT_K, checked_k
 
 INSTRUCTIONS = (
     "Long-term memory. Call memory_search before answering questions about the user, past conversations or "
@@ -141,9 +141,8 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         text = json.dumps(query, ensure_ascii=False) if isinstance(query, list) else (query or q)
         if not text:
             raise InputError("give the question as query")
-        size = next((v for v in (k, top_k, limit) if v is not None), min(DEFAULT_K, max_k or DEFAULT_K))
-        if max_k is not None and size > max_k:
-            raise InputError(f"k must be at most {max_k} here")
+        size = checked_k(next((v for v in (k, top_k, limit) if v is not None), min(DEFAULT_K, max_k or DEFAULT_K)),
+                         max_k)
         result = memory.search(text, k=size, filters=filters, now=now, namespace=ns, context=context)
         hits = [_compact(h.to_dict(), h.score) for h in result.hits]
         return {"hits": hits, "summary": "\n".join(f"[{h['id']}] ({h['score']}) {h['text']}" for h in hits)

@@ -8,11 +8,22 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from ..errors import InputError
+from ..memory import MAX_K
 from ..schema import EntryModel
 
 
 #: how many hits a search returns when it names no k (HTTP and MCP; a lower --max-k caps it)
 DEFAULT_K = 10
+
+
+def checked_k(k: Any, max_k: int | None) -> int:
+    """A search's `k` against the limit that applies here: the server's ``--max-k`` (None:
+    none), or the library's `MAX_K` when that is lower, so the message states the real one."""
+    most = MAX_K if max_k is None else min(max_k, MAX_K)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= most:
+        raise InputError(f"k must be an integer from 1 to {most} here, not {k!r:.20}")
+    return k
 
 
 class _Body(BaseModel):
