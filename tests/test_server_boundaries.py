@@ -87,3 +87,19 @@ def test_a_k_out_of_range_is_told_the_limit_that_applies_here(tmp_path: Path) ->
                 f"k must be an integer from 1 to {most} here, not {k}" for k in (0, most + 1)]
         finally:
             running.stop()
+
+
+def test_serve_refuses_an_empty_host_in_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+    from engramdb.server.addresses import is_loopback
+
+    for host in ("", "  "):
+        refused = CliRunner().invoke(main, ["--db", str(tmp_path / "h.db"), "serve", "--host", host, "--port", "0"])
+        assert refused.exit_code == 1, refused.output
+        assert refused.output.strip() == ("error: --host is empty: give the address to listen on (127.0.0.1 for this "
+                                          "machine only; 0.0.0.0 or :: for every interface, which needs API keys)")
+        assert "loopback" not in refused.output  # it was called loopback, then could not listen on ':0'
+    assert not is_loopback("")  # a socket bound to '' listens on every interface
+    assert is_loopback("localhost") and is_loopback("127.0.0.1") and is_loopback("[::1]")

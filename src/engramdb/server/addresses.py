@@ -9,8 +9,9 @@ import socket
 
 def is_loopback(host: str) -> bool:
     """`localhost`, a loopback address (``127.0.0.1``, ``[::1]``), or a name that resolves
-    only to loopback addresses."""
-    if host in ("localhost", ""):
+    only to loopback addresses. An empty host is not: a socket bound to it listens on every
+    interface."""
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback

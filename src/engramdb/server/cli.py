@@ -59,6 +59,9 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
             raise EngramError(f"the server needs its extras: pip install 'engramdb[server]' ({exc.name} missing)") from exc
         from ..memory import Memory
 
+        if not host.strip():
+            raise EngramError("--host is empty: give the address to listen on (127.0.0.1 for this machine only; "
+                              "0.0.0.0 or :: for every interface, which needs API keys)")
         keys = KeyStore(keys_path(ctx.obj["db"], keys_file, required=False))
         if not keys.configured():
             if not is_loopback(host):
