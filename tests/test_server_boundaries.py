@@ -103,3 +103,45 @@ def test_serve_refuses_an_empty_host_in_one_line(tmp_path: Path) -> None:
         assert "loopback" not in refused.output  # it was called loopback, then could not listen on ':0'
     assert not is_loopback("")  # a socket bound to '' listens on every interface
     assert is_loopback("localhost") and is_loopback("127.0.0.1") and is_loopback("[::1]")
+
+
+def test_entries_have_one_shape_over_http_and_in_the_cli(server: Running, tmp_path: Path) -> None:
+    """An entry over HTTP is what `engram … --json` prints for it: a source lists only its set
+    fields (`{}` for a plain fact, never every field as null), a hit has no `context` unless
+    asked; and both match `engram schema`."""
+    import jsonschema
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+    from engramdb.schema import json_schema
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "trip.md").write_text("# Trip\n\n## Hotel\nThe hotel in Oslo is by the harbour.\n", encoding="utf-8")
+    server.memory.import_path(notes)
+    [fact] = server.memory.add(["Bob likes green tea."])
+    server.memory.add_turn("Alice", "I booked the Oslo hotel yesterday.", session_id="trip", timestamp="2024-03-14")
+    db = server.memory.store.location
+
+    def cli(*args: str) -> object:
+        run = CliRunner().invoke(main, ["--db", db, *args, "--json"])
+        assert run.exit_code == 0, run.output
+        return json.loads(run.output)
+
+    with server.client() as http:
+        listed = http.get("/v1/memories", params={"limit": 100}).json()
+        assert listed == cli("list", "--limit", "100")
+        assert http.get(f"/v1/memories/{fact}").json()["source"] == {}
+        for entry in listed["results"]:
+            over_http = http.get(f"/v1/memories/{entry['id']}").json()
+            assert [over_http] == cli("get", entry["id"])["entries"]  # type: ignore[index]
+            assert None not in over_http["source"].values()
+            jsonschema.validate(over_http, json_schema("entry"))
+        kinds = {e["kind"]: e["source"] for e in listed["results"]}
+        assert kinds["chunk"]["path"] == "trip.md" and kinds["chunk"]["heading_path"] == ["Trip", "Hotel"]
+        assert set(kinds["turn"]) == {"session_id", "turn_id", "speaker"}
+        found = http.post("/v1/memories/search", json={"query": "Oslo hotel", "k": 5}).json()
+        hits = cli("search", "Oslo hotel", "-k", "5")["hits"]  # type: ignore[index]
+        assert found["hits"] == hits and all("context" not in h for h in hits)
+        history = http.get(f"/v1/memories/{fact}/history").json()
+        assert history == cli("history", fact) and history[0]["new"]["source"] == {}

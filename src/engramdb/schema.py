@@ -20,7 +20,8 @@ class _Model(BaseModel):
 
 
 class SourceModel(_Model):
-    """Where an entry came from; every field optional."""
+    """Where an entry came from: only the fields that are set are present (``{}`` for none),
+    in the CLI's ``--json``, over HTTP and MCP alike."""
 
     doc_id: str | None = None
     path: str | None = None
@@ -77,7 +78,7 @@ class HitModel(EntryModel):
 
     score: float
     channels: dict[str, ChannelEvidence]
-    context: list[ContextTurnModel] | None = None
+    context: list[ContextTurnModel] | None = Field(None, description="present only when the search asked for context")
 
 
 class SearchResultModel(_Model):

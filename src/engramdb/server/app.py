@@ -19,6 +19,7 @@ from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel
 
@@ -133,6 +134,17 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
                         headers={"Retry-After": str(retry)} if retry is not None else None)
 
 
+class WireRoute(APIRoute):
+    """A route whose response keeps exactly the keys its records were given (`to_wire`), as
+    the CLI's ``--json`` prints them: an entry's ``source`` lists only its set fields (``{}``
+    for none), a hit has ``context`` only when it was asked for; never the response model's
+    defaults filled in as nulls."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["response_model_exclude_unset"] = True
+        super().__init__(*args, **kwargs)
+
+
 class McpGuard:
     """ASGI wrapper of the MCP endpoint: a request without a valid key (or naming a namespace
     its key may not use) is refused before MCP sees it; each tool checks its role again."""
@@ -194,6 +206,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
                   responses={status: {"model": ErrorResponse, "description": text}
                              for status, text in ERROR_STATUSES.items()})
     _document_auth(app)
+    app.router.route_class = WireRoute
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -319,7 +332,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
 
     # Before the entry's own GET, which would read ".../history" as part of the id.
     app.router.add_api_route(HISTORY, history, methods=["GET"], response_model=list[HistoryEventModel],
-                             tags=["memories"], route_class_override=HistoryRoute)
+                             tags=["memories"], route_class_override=HistoryRoute,
+                             response_model_exclude_unset=True)  # as WireRoute
 
     @app.api_route("/v1/memories/", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False)
     def no_entry_id() -> None:
