@@ -13,7 +13,7 @@ from mcp.client.stdio import stdio_client
 from engramdb import Memory
 
 TOOLS = {"memory_add", "memory_search", "memory_list", "memory_get", "memory_update", "memory_delete",
-         "memory_history", "memory_add_turn"}
+         "memory_history", "memory_add_turn", "memory_namespaces", "memory_sessions", "memory_timeline"}
 
 
 async def session_run(db: Path, namespace: str, script) -> None:  # type: ignore[no-untyped-def]
@@ -151,3 +151,47 @@ def test_mcp_update_takes_what_the_http_update_takes_and_clears_fields(tmp_path:
         assert len(found["hits"]) == 10
 
     anyio.run(session_run, db, "me", script)
+
+
+def test_mcp_namespaces_sessions_and_timeline_stay_in_the_bound_namespace(tmp_path: Path) -> None:
+    """memory_namespaces, memory_sessions and memory_timeline answer what GET /v1/namespaces,
+    /v1/sessions and /v1/timeline answer, within the namespace `engram -n alice mcp` serves:
+    Bob's namespace, sessions and dates never show."""
+    from engramdb.schema import to_wire
+
+    db = tmp_path / "views.db"
+    with Memory(db, namespace="alice", embedder="minilm") as mem:
+        mem.add([{"text": "Alice moved to Lisbon.", "timestamp": "2023-05-02"},
+                 {"text": "Alice adopted a cat.", "timestamp": "2024-03-10"}])
+        mem.add_conversation([("Alice", "I flew to Oslo yesterday."), ("Carol", "How was it?")], session_id="trip",
+                             session_time="2024-03-14T10:00:00")
+        mem.add([{"text": "Bob's secret plan.", "timestamp": "1999-01-01"}], namespace="bob")
+        mem.add_conversation([("Bob", "Meet at noon.")], session_id="bob-chat", namespace="bob")
+        expected = {"namespaces": to_wire("namespace", [r for r in mem.namespaces() if r["namespace"] == "alice"]),
+                    "sessions": to_wire("session", mem.sessions(namespace="alice")),
+                    "timeline": to_wire("timeline", mem.timeline(namespace="alice", field="event", bucket="month")),
+                    "facts": to_wire("timeline", mem.timeline(namespace="alice", filters={"kind": "fact"}))}
+    seen: dict = {}
+
+    async def script(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        for name in ("memory_namespaces", "memory_sessions", "memory_timeline"):
+            assert tools[name].output_schema and "namespace" not in tools[name].input_schema.get("properties", {})
+        assert set(tools["memory_timeline"].input_schema["properties"]) == {
+            "field", "bucket", "filters", "include_superseded", "show_expired"}
+        seen["namespaces"] = call_json(await session.call_tool("memory_namespaces", {}))
+        seen["sessions"] = call_json(await session.call_tool("memory_sessions", {}))
+        seen["timeline"] = call_json(await session.call_tool("memory_timeline", {"field": "event", "bucket": "month"}))
+        seen["facts"] = call_json(await session.call_tool("memory_timeline", {"filters": {"kind": "fact"}}))
+        bad = await session.call_tool("memory_timeline", {"bucket": "decade"})
+        assert bad.is_error and bad.content[0].text.startswith("memory_timeline: bucket:")
+        wrong = await session.call_tool("memory_sessions", {"limit": 0})
+        assert wrong.is_error and "limit must be an integer from 1 to 1000" in wrong.content[0].text
+
+    anyio.run(session_run, db, "alice", script)
+    assert seen["namespaces"] == {"namespaces": expected["namespaces"]}
+    assert [r["namespace"] for r in seen["namespaces"]["namespaces"]] == ["alice"]
+    assert seen["sessions"] == {"sessions": expected["sessions"]}
+    assert [s["session_id"] for s in seen["sessions"]["sessions"]] == ["trip"]
+    assert seen["timeline"] == expected["timeline"] and seen["timeline"]["first"].startswith("2023-05")
+    assert seen["facts"] == expected["facts"] and "bob" not in json.dumps(seen).lower()

@@ -202,3 +202,41 @@ def test_mcp_search_default_k_is_the_http_default_capped_by_max_k(tmp_path: Path
             assert seen["hits"] == len(over_http) == expected, (max_k, seen, len(over_http))
         finally:
             running.stop()
+
+
+def test_mcp_namespaces_sessions_and_timeline_answer_what_http_answers(server: Running) -> None:
+    """Over /mcp the three views take the key's scope as their HTTP endpoints do: a key's own
+    namespaces (all of them on an open server), its namespace's sessions and timeline."""
+    server.memory.add([{"text": "Alice moved to Lisbon.", "timestamp": "2023-05-02"}], namespace="alice")
+    server.memory.add_turn("Alice", "I flew to Oslo yesterday.", session_id="trip", timestamp="2024-03-14T10:00:00",
+                           namespace="alice")
+    server.memory.add_turn("Bob", "Meet at noon.", session_id="bob-chat", namespace="bob")
+    seen: dict[str, Any] = {}
+
+    def views(key: str | None, label: str, **headers: str) -> None:
+        async def script(session: ClientSession) -> None:
+            seen[label] = {
+                "namespaces": call_json(await session.call_tool("memory_namespaces", {}))["namespaces"],
+                "sessions": call_json(await session.call_tool("memory_sessions", {"limit": 10}))["sessions"],
+                "timeline": call_json(await session.call_tool("memory_timeline", {"field": "event"}))}
+        run_session(server.url, key, script, **headers)
+
+    def over_http(key: str | None, **headers: str) -> dict[str, Any]:
+        with server.client(key, **headers) as http:
+            return {"namespaces": http.get("/v1/namespaces").json(),
+                    "sessions": http.get("/v1/sessions", params={"limit": 10}).json(),
+                    "timeline": http.get("/v1/timeline", params={"field": "event"}).json()}
+
+    views(None, "open", **{"X-Engram-Namespace": "alice"})  # no keys yet: every namespace is listed
+    assert seen["open"] == over_http(None, **{"X-Engram-Namespace": "alice"})
+    assert {r["namespace"] for r in seen["open"]["namespaces"]} == {"alice", "bob"}
+    reader, _ = server.keys.create(["alice"], "read")
+    both, _ = server.keys.create(["alice", "bob"], "admin")
+    views(reader, "reader")
+    assert seen["reader"] == over_http(reader)
+    assert [r["namespace"] for r in seen["reader"]["namespaces"]] == ["alice"]
+    assert [s["session_id"] for s in seen["reader"]["sessions"]] == ["trip"] and "bob" not in json.dumps(seen["reader"])
+    views(both, "both", **{"X-Engram-Namespace": "bob"})
+    assert seen["both"] == over_http(both, **{"X-Engram-Namespace": "bob"})
+    assert [s["session_id"] for s in seen["both"]["sessions"]] == ["bob-chat"]
+    assert {r["namespace"] for r in seen["both"]["namespaces"]} == {"alice", "bob"}

@@ -17,11 +17,12 @@ from typing import Any, Callable, Literal, Sequence, get_type_hints
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from ..errors import EngramError, InputError
 from ..memory import Memory
-from .auth import ApiError, caller_of
+from ..schema import NamespaceModel, SessionModel, TimelineModel, to_wire
+from .auth import ApiError, authenticate, caller_of
 from .keys import KeyStore
 from .models import DEFAULT_K, checked_k
 
@@ -38,6 +39,20 @@ CLEARED: dict[str, Any] = {"metadata": {}, "persons": [], "entities": [], "keywo
                            "topic": None, "timestamp": None, "timestamp_end": None, "expires_at": None}
 Clearable = Literal["metadata", "persons", "entities", "keywords", "location", "topic", "timestamp", "timestamp_end",
                     "expires_at"]
+
+
+class NamespacesResult(BaseModel):
+    """memory_namespaces: the namespaces this caller may use, as ``GET /v1/namespaces``."""
+
+    model_config = ConfigDict(extra="forbid")
+    namespaces: list[NamespaceModel]
+
+
+class SessionsResult(BaseModel):
+    """memory_sessions: the namespace's conversation sessions, as ``GET /v1/sessions``."""
+
+    model_config = ConfigDict(extra="forbid")
+    sessions: list[SessionModel]
 
 
 def _engram_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -228,8 +243,45 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         report = memory.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, namespace=ns)
         return {"facts": report.facts, "written": report.written}
 
+    @server.tool(name="memory_namespaces", structured_output=True, description=(
+        "The memory's namespaces this connection may use, each with its entry count (every stored entry), "
+        "current (what search sees: not superseded, not expired) and counts per kind (fact, turn, chunk)."))
+    @_engram_errors
+    def memory_namespaces(ctx: Context) -> NamespacesResult:
+        request = ctx.request_context.request
+        if request is None or keys is None:  # stdio: the one namespace this server is bound to
+            allowed: list[str] | None = [namespace]
+        else:  # as GET /v1/namespaces: a key's own namespaces, whatever its role; all on an open server
+            key = authenticate(keys, request.headers)
+            allowed = None if key is None else key.namespaces
+        rows = [r for r in memory.namespaces() if allowed is None or r["namespace"] in allowed]
+        return NamespacesResult.model_validate({"namespaces": to_wire("namespace", rows)})
+
+    @server.tool(name="memory_sessions", structured_output=True, description=(
+        "The stored conversation sessions, most recently written first: each session_id with its turns, facts, "
+        "speakers and its first and last time. memory_list with filters={\"session_id\": …} lists one's entries."))
+    @_engram_errors
+    def memory_sessions(ctx: Context, limit: int = 100) -> SessionsResult:
+        ns = scope(ctx, "read", "memory_sessions")
+        return SessionsResult.model_validate({"sessions": to_wire("session", memory.sessions(namespace=ns,
+                                                                                           limit=limit))})
+
+    @server.tool(name="memory_timeline", structured_output=True, description=(
+        "How many memories there are per day, week, month or year (bucket; auto picks one for the span): by when "
+        "they were added (field=created) or by the time they are about (field=event; undated counts those "
+        "without one). filters as for memory_list."))
+    @_engram_errors
+    def memory_timeline(ctx: Context, field: Literal["created", "event"] = "created",
+                        bucket: Literal["auto", "day", "week", "month", "year"] = "auto",
+                        filters: dict[str, Any] | None = None, include_superseded: bool = False,
+                        show_expired: bool = False) -> TimelineModel:
+        ns = scope(ctx, "read", "memory_timeline")
+        return TimelineModel.model_validate(to_wire("timeline", memory.timeline(
+            namespace=ns, filters=filters, field=field, bucket=bucket, include_superseded=include_superseded,
+            show_expired=show_expired)))
+
     for tool in (memory_search, memory_add, memory_list, memory_get, memory_update, memory_delete, memory_history,
-                 memory_add_turn):
+                 memory_add_turn, memory_namespaces, memory_sessions, memory_timeline):
         server.register(tool.__name__, tool, aliases=[("query", "q"), ("k", "top_k", "limit")]
                         if tool is memory_search else ())
     return server
