@@ -35,7 +35,10 @@ def state(target: str) -> dict[str, Any]:
             searches = {q: [(h.id, h.score) for h in mem.search(q, k=8, namespace=ns, include_superseded=True,
                                                                  show_expired=True)] for q in MORE_QUERIES}
             searches["view"] = [(h.id, h.score) for h in mem.search("Where does Alice live?", k=8, namespace=ns)]
-            out[ns] = {"entries": entries, "history": history, "vectors": vectors, "searches": searches}
+            listed = [e.id for e in mem.list(namespace=ns, limit=1000, include_superseded=True,
+                                              show_expired=True).results]
+            out[ns] = {"entries": entries, "history": history, "vectors": vectors, "searches": searches,
+                       "list": listed}
     return out
 
 
@@ -44,6 +47,7 @@ def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
     for ns in NAMESPACES:
         assert a[ns]["entries"] == b[ns]["entries"]
         assert a[ns]["history"] == b[ns]["history"]
+        assert a[ns]["list"] == b[ns]["list"]  # rowid order: an updated entry where it moved
         assert a[ns]["vectors"].keys() == b[ns]["vectors"].keys() == a[ns]["entries"].keys()
         for entry_id, vec in a[ns]["vectors"].items():
             assert np.array_equal(vec, b[ns]["vectors"][entry_id])
@@ -140,3 +144,62 @@ def test_refusals(tmp_path: Path) -> None:
         migrate(source, str(other), into_nonempty=True)
     result = CliRunner().invoke(main, ["migrate", source, str(other)])
     assert result.exit_code == 1 and "error:" in result.output
+
+
+def _ordered_store(target: str) -> dict[str, str]:
+    """Two entries that tie on a lexical search, the first updated (so it moved to the newest
+    position and now wins the tie), and a session whose middle turn was edited (it keeps its
+    place in the conversation)."""
+    with Memory(target, embedder="minilm") as mem:
+        first, second = mem.add(["alpha beta gamma", "beta alpha gamma"])
+        mem.update(first, metadata={"k": "v"})
+        mem.add_conversation([("Ann", "I planted tulips."), ("Ben", "Which colour?"), ("Ann", "Red ones.")],
+                             session_id="garden", session_time="2024-04-01T09:00:00", extractor="none")
+        turns = mem.store.ids("default", Filters(session_id="garden", kinds=["turn"]))
+        mem.update(turns[1], text="Ben: Which colour did you pick?")
+    return {"first": first, "second": second}
+
+
+def _orders(target: str) -> dict[str, Any]:
+    with Memory(target) as mem:
+        tie = mem.search("alpha", k=2, preset="lexical")
+        return {"newest": [e.id for e in mem.list(limit=100).results],
+                "oldest": [e.id for e in mem.list(limit=100, order="oldest").results],
+                "tie": [(h.id, round(h.score, 6)) for h in tie],
+                "session": [e.text for e in mem.get(mem.store.ids("default", Filters(session_id="garden",
+                                                                                    kinds=["turn"])))]}
+
+
+def test_a_copy_keeps_list_order_and_tie_breaks_after_an_update(new_store, tmp_path: Path,
+                                                                postgres_server: PostgresServer) -> None:
+    """SQLite moves an updated entry to the newest position, which is `list`'s order and the
+    tie-break of equal scores; a migrate (to either backend) and an export restored elsewhere
+    keep it, and keep each turn's place in its session; a turn added to the copy's session
+    afterwards comes last, as in the source."""
+    source = new_store("source")
+    ids = _ordered_store(source)
+    want = _orders(source)
+    assert want["newest"].index(ids["first"]) < want["newest"].index(ids["second"])  # updated: newer
+    assert {i for i, _ in want["tie"]} == {ids["first"], ids["second"]}  # equal BM25: rowid decides
+    assert want["session"][1] == "Ben: Which colour did you pick?"
+    dump = tmp_path / "dump.jsonl"
+    with Memory(source) as mem:
+        dump.write_text("".join(json.dumps(line) + "\n" for line in mem.export()))
+    copies = {"sqlite": str(tmp_path / "copy.db"), "postgres": postgres_server.new_database("copy")}
+    for target in copies.values():
+        migrate(source, target)
+    copies["dump"] = new_store("dump")
+    with Memory(copies["dump"]) as mem:
+        mem.import_path(dump)
+        again = [json.loads(json.dumps(line)) for line in mem.export()]
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert again[1:] == lines[1:] and all(line["place"] < 0 for line in lines if "entry" in line)
+    for name, target in copies.items():
+        assert _orders(target) == want, name
+    for target in [source, *copies.values()]:
+        with Memory(target) as mem:
+            mem.add_turn("Ben", "Lovely.", session_id="garden", timestamp="2024-04-01T09:05:00", extractor="none")
+            assert [e.text for e in mem.get(mem.store.ids("default", Filters(session_id="garden", kinds=["turn"])))
+                    ] == [*want["session"], "Ben: Lovely."]
+            assert mem.list(limit=1).results[0].text == "Ben: Lovely."
+

@@ -17,8 +17,10 @@ with another embedding model is refused (`ModelMismatchError`): use ``engram exp
 ``engram import`` with ``--embedder`` to re-embed instead. The source is only read; do not
 write to it while it is copied (an entry changed meanwhile is reported, not copied half).
 
-Entries are written in batches of `batch_size` (one transaction each) in the source's
-insertion order, so rowid order — the tie-break of equal scores — is kept too.
+Entries are written in batches of `batch_size` (one transaction each) in the source's rowid
+order, each with its session place (`Store.iter_entries`), so both of the source's orders are
+kept: the rowid order — `list`'s order, where an updated entry moved to the newest position,
+and the tie-break of equal scores — and each turn's place in its session.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ def migrate_stores(source: Store, destination: Store, *, into_nonempty: bool = F
     if progress is not None:
         progress(0, total)
 
+    places: dict[str, int] = {}  # the batch's session places, by id
+
     def flush(namespace: str, batch: list[Entry]) -> None:
         nonlocal done
         vectors = source.stored_vectors(namespace, {e.id: e.text for e in batch})  # type: ignore[misc]
@@ -97,13 +101,15 @@ def migrate_stores(source: Store, destination: Store, *, into_nonempty: bool = F
         written = 0
         if new:  # their history comes from the source's, below
             matrix = np.stack([vectors[e.id] for e in new]).astype(np.float32)  # type: ignore[index]
-            written, _ = destination.upsert(namespace, new, matrix, [entry_terms(e) for e in new], log=False)
+            written, _ = destination.upsert(namespace, new, matrix, [entry_terms(e) for e in new], log=False,
+                                            places=places)
         if changed:
             # Replacing what the destination holds is a change there: logged as an UPDATE
             # (actor "migrate"), so its history ends at the version it now has.
             matrix = np.stack([vectors[e.id] for e in changed]).astype(np.float32)  # type: ignore[index]
             written += destination.upsert(namespace, changed, matrix, [entry_terms(e) for e in changed],
-                                          replace=[e.id for e in changed], actor="migrate")[0]  # type: ignore[misc]
+                                          replace=[e.id for e in changed], actor="migrate",  # type: ignore[misc]
+                                          places=places)[0]
         report["written"] += written
         report["unchanged"] += len(unchanged) + len(todo) - written
         report["replaced"] += len(changed)
@@ -113,11 +119,13 @@ def migrate_stores(source: Store, destination: Store, *, into_nonempty: bool = F
 
     with destination.bulk_load(total):
         batch: list[Entry] = []
-        for entry in source.iter_entries(None):
+        for entry, place in source.iter_entries(None):
             if batch and (entry.namespace != batch[0].namespace or len(batch) >= batch_size):
                 flush(batch[0].namespace, batch)  # type: ignore[arg-type]
                 batch = []
+                places.clear()
             batch.append(entry)
+            places[entry.id] = place  # type: ignore[index]
         if batch:
             flush(batch[0].namespace, batch)  # type: ignore[arg-type]
 

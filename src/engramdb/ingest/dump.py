@@ -2,8 +2,10 @@
 and `engram import dump.jsonl`.
 
 A dump is JSONL: a header line ``{"engram_export": 1, "schema": …, "embedder": …,
-"namespaces": […], "exported_at": …}``, then ``{"entry": {…}}`` lines (every field: ids,
-``created_at``, provenance, supersede links, expiry), then ``{"history": {…}}`` lines (every
+"namespaces": […], "exported_at": …}``, then ``{"entry": {…}, "place": n}`` lines (every field:
+ids, ``created_at``, provenance, supersede links, expiry), in the store's rowid order — `list`'s,
+and the tie-break of equal scores — with ``place``, the entry's place in its session's order
+(`Store.iter_entries`; optional: a dump without it restores each entry where it is written), then ``{"history": {…}}`` lines (every
 logged event, also of deleted entries). Vectors are not written: the importing store embeds
 the texts again with the model the header names (or its own), so a dump stays small and
 portable. Export streams from one read snapshot; import validates the whole file first, then
@@ -36,8 +38,8 @@ def export_lines(store: "Store", namespace: str | None) -> Iterator[dict[str, An
     namespaces = [namespace] if namespace is not None else list(store.namespaces())
     yield {"engram_export": DUMP_VERSION, "schema": int(SCHEMA_VERSION), "embedder": store.recorded_embedder(),
            "namespaces": namespaces, "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    for entry in store.iter_entries(namespace):
-        yield {"entry": entry.to_dict()}
+    for entry, place in store.iter_entries(namespace):
+        yield {"entry": entry.to_dict(), "place": place}
     for event in store.iter_history(namespace):
         yield {"history": event}
 
@@ -46,11 +48,14 @@ def is_dump(first: Any) -> bool:
     return isinstance(first, dict) and "engram_export" in first
 
 
-def read_dump(path: Path, namespace: str | None) -> tuple[dict[str, Any], list[Entry], list[dict[str, Any]]]:
-    """Header, entries and events of a dump, all validated. With `namespace`, a dump of one
-    namespace is imported into that one instead (a dump of several is refused)."""
+def read_dump(path: Path, namespace: str | None
+              ) -> tuple[dict[str, Any], list[Entry], list[dict[str, Any]], dict[tuple[str, str], int]]:
+    """Header, entries, events and the entries' session places (by namespace and id) of a
+    dump, all validated. With `namespace`, a dump of one namespace is imported into that one
+    instead (a dump of several is refused)."""
     header: dict[str, Any] | None = None
     entries: list[Entry] = []
+    places: dict[tuple[str, str], int] = {}
     events: list[dict[str, Any]] = []
     for number, obj in jsonl_objects(path):
         where = f"{path}:{number}"
@@ -65,22 +70,29 @@ def read_dump(path: Path, namespace: str | None) -> tuple[dict[str, Any], list[E
                 raise InputError(f"{path} holds {len(recorded)} namespaces; import it without a namespace "
                                  "to restore each, or export one namespace")
             continue
-        if not isinstance(obj, dict) or len(obj) != 1 or not ({"entry", "history"} & set(obj)):
-            raise InputError(f"{where}: expected {{\"entry\": …}} or {{\"history\": …}}")
+        if not isinstance(obj, dict) or set(obj) not in ({"entry"}, {"entry", "place"}, {"history"}):
+            raise InputError(f"{where}: expected {{\"entry\": …, \"place\": n}} or {{\"history\": …}}")
         try:
             if "entry" in obj:
                 data = obj["entry"]
                 if not isinstance(data, dict):
                     raise ValueError("an entry must be a JSON object")
+                place = obj.get("place")
+                if place is not None and (isinstance(place, bool) or not isinstance(place, int)
+                                          or not -2**63 <= place < 2**63):
+                    raise ValueError("place must be a 64-bit integer")
                 target = namespace or data.get("namespace")
-                entries.append(Entry.from_dict({**data, "namespace": target}).normalized(target))
+                entry = Entry.from_dict({**data, "namespace": target}).normalized(target)
+                entries.append(entry)
+                if place is not None:
+                    places[(entry.namespace, entry.id)] = place  # type: ignore[index]
             else:
                 events.append(_event(obj["history"], namespace))
         except (ValueError, TypeError, RecursionError) as exc:
             raise InputError(f"{where}: {exc}") from None
     if header is None:
         raise InputError(f"{path}: empty file, not an Engram export")
-    return header, entries, events
+    return header, entries, events, places
 
 
 def _event(data: Any, namespace: str | None) -> dict[str, Any]:
@@ -105,7 +117,7 @@ def _event(data: Any, namespace: str | None) -> dict[str, Any]:
 
 def import_dump(writer: "Writer", path: Path, *, namespace: str | None, batch_size: int = 256,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    header, entries, events = read_dump(path, namespace)
+    header, entries, events, places = read_dump(path, namespace)
     if header.get("embedder"):
         writer.prefer_model(header["embedder"])  # an empty store takes the dump's model
     by_namespace: dict[str, list[Entry]] = {}
@@ -129,9 +141,11 @@ def import_dump(writer: "Writer", path: Path, *, namespace: str | None, batch_si
                     new, _, changed = writer.store.classify(batch)
                     logged = changed + [e for e in new if _deleted_here(writer, ns, e.id or "")]
                 quiet = [e for e in batch if e not in logged]
+                given = {e.id or "": places[(ns, e.id or "")] for e in batch if (ns, e.id) in places}
                 for part, log in ((quiet, False), (logged, True)):
                     if part:
-                        w, u, _ = writer.write(part, namespace=ns, log=log, actor="import" if log else None)
+                        w, u, _ = writer.write(part, namespace=ns, log=log, actor="import" if log else None,
+                                               places=given)
                         written, unchanged = written + w, unchanged + u
                 done += len(batch)
                 if progress is not None:

@@ -4,7 +4,7 @@ changed against their stored form, and what a valid batch looks like."""
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -64,12 +64,26 @@ def check_batch(namespace: str, entries: Sequence[Entry], vectors: np.ndarray | 
 #: fact does not move to the end of its conversation.
 PLACE = "COALESCE(e.place, e.rowid)"
 
+#: An entry's place as `Store.iter_entries` gives it to a copy (a migrate, a dump): its `PLACE`
+#: less one more than the greatest place of the rows copied, so the copy keeps the source's
+#: session order while every copied place is negative — below the rowid of any row the copy's
+#: store writes later, as the source's later rows come after its earlier ones. The same source
+#: gives the same places (an interrupted migrate, run again, is consistent).
+def copy_place(where: str) -> str:
+    """The SQL of a row's copy place among the rows of ``entries e`` that `where` admits (its
+    ``WHERE …`` or ''); an uncorrelated subquery, computed once per statement."""
+    return f"{PLACE} - (SELECT COALESCE(max(COALESCE(c.place, c.rowid)), 0) + 1 FROM entries c " \
+           f"{where.replace('e.', 'c.')})"
+
+
 #: The columns `inherited_places` reads of the rows a batch deletes (alias ``e``).
 PLACE_COLUMNS = f"e.id, e.kind, e.session_id, e.turn_id, {PLACE}"
 
 
-def inherited_places(entries: Sequence[Entry], deleted: Sequence[tuple[object, ...]]) -> list[int | None]:
-    """For each entry, the place of the row it replaces in the same transaction (None: a new
+def inherited_places(entries: Sequence[Entry], deleted: Sequence[tuple[object, ...]],
+                     given: Mapping[str, int] | None = None) -> list[int | None]:
+    """For each entry, the place `given` names for its id (a copy keeping its source's order:
+    `copy_place`), else the place of the row it replaces in the same transaction (None: a new
     row, whose place is its own rowid). ``deleted`` holds `PLACE_COLUMNS` of the rows the batch
     deletes: the same id (an update), else for a turn the same session and turn id (a turn
     whose words changed, which changes its id)."""
@@ -81,7 +95,7 @@ def inherited_places(entries: Sequence[Entry], deleted: Sequence[tuple[object, .
             by_turn[(session, turn)] = int(place)  # type: ignore[call-overload]
     places: list[int | None] = []
     for entry in entries:
-        place = by_id.get(entry.id)
+        place = given.get(entry.id) if given and entry.id in given else by_id.get(entry.id)  # type: ignore[arg-type]
         if place is None and entry.kind == "turn":
             place = by_turn.get((entry.source.session_id, entry.source.turn_id))
         places.append(place)

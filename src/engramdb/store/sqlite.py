@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import EngramError, ModelMismatchError, NotFoundError
 from ..model import Entry, timestamp_epoch, utc_now
 from .base import EntryTerms, Filters, check_expected
-from .batches import PLACE, PLACE_COLUMNS, check_batch, ids_by_namespace, inherited_places, split_by_stored
+from .batches import PLACE, PLACE_COLUMNS, check_batch, copy_place, ids_by_namespace, inherited_places, split_by_stored
 from .channels import NAME_FIELDS, name_tags, rank_symbolic
 from .connection import BUSY_TIMEOUT_MS, map_driver_error, scalar, translate_driver_errors
 from .gazetteer import Gazetteer
@@ -151,7 +151,8 @@ class SQLiteStore:
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
                keep: set[str] | None = None, actor: str | None = None, log: bool = True,
-               expect: Mapping[str, Entry] | None = None) -> tuple[int, int]:
+               expect: Mapping[str, Entry] | None = None,
+               places: Mapping[str, int] | None = None) -> tuple[int, int]:
         """Insert normalised entries of `namespace` (and their vectors and analysed terms, same
         order) in ONE transaction.
 
@@ -165,7 +166,9 @@ class SQLiteStore:
         were written (an entry another writer stored meanwhile is skipped, not counted) and
         how many `scope` removed. Each change is logged in `history` (ADD, UPDATE for a replaced id
         written again, DELETE), with `actor`, in the same transaction; ``log=False`` is for
-        restoring an export, whose own history is restored instead.
+        restoring an export, whose own history is restored instead. `places` (id -> place) are
+        the session places of a copy (`iter_entries`); else a row that replaces another takes
+        its place.
         """
         check_batch(namespace, entries, vectors, terms)
         now = utc_now()
@@ -188,7 +191,7 @@ class SQLiteStore:
                     self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = self._delete_ids(conn, namespace, list(replace), doomed) if replace else {}
             check_expected(expect, replaced, decode_entry)
-            places = inherited_places(entries, doomed)
+            order = inherited_places(entries, doomed, places)
             for i, entry in enumerate(entries):
                 entry.created_at = entry.created_at or now
                 src = entry.source
@@ -203,7 +206,7 @@ class SQLiteStore:
                      timestamp_epoch(entry.timestamp_end),
                      entry.location, entry.topic, src.doc_id, src.path, src.session_id, src.turn_id, src.speaker,
                      data, entry.created_at,
-                     timestamp_epoch(entry.expires_at), entry.superseded_by, places[i]),
+                     timestamp_epoch(entry.expires_at), entry.superseded_by, order[i]),
                 )
                 if conn.changes() == 0:
                     continue
@@ -326,22 +329,16 @@ class SQLiteStore:
                  "old": json.loads(old) if old else None, "new": json.loads(new) if new else None}
                 for seq, event, at, actor, old, new in rows]
 
-    def iter_entries(self, namespace: str | None) -> Iterator[Entry]:
-        """Every entry of `namespace` (None: all), in the store's order — where each was first
-        written (`PLACE`), so a copy written in this order keeps each turn's place in its
-        session — streamed (the rows are read one by one; only their rowids are sorted)."""
+    def iter_entries(self, namespace: str | None) -> Iterator[tuple[Entry, int]]:
+        """Every entry of `namespace` (None: all) in rowid order, with its copy place (see
+        `Store.iter_entries`), streamed from one snapshot."""
         where, params = ("WHERE e.namespace = ? ", [namespace]) if namespace is not None else ("", [])
         conn = self._db.snapshot()
         try:
             conn.execute("BEGIN")  # one snapshot for the whole stream, whatever others write
-            order = [r for (r,) in conn.execute(f"SELECT e.rowid FROM entries e {where}ORDER BY {PLACE}, e.rowid",
-                                                  params)]
-            for start in range(0, len(order), 500):
-                chunk = order[start : start + 500]
-                rows: dict[Any, Any] = {r: d for r, d in conn.execute(
-                    f"SELECT rowid, data FROM entries WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)}
-                for rowid in chunk:
-                    yield decode_entry(rows[rowid])
+            for data, place in conn.execute(f"SELECT e.data, {copy_place(where)} FROM entries e {where}"
+                                            "ORDER BY e.rowid", [*params, *params]):
+                yield decode_entry(data), int(place)
         except apsw.Error as exc:  # raised while streaming: past the method's own mapping
             raise map_driver_error(exc, self.path) from exc
         finally:

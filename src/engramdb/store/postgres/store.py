@@ -24,7 +24,7 @@ from psycopg import IsolationLevel
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, utc_now
 from ..base import SCHEMA_VERSION, EntryTerms, Filters, check_expected
-from ..batches import PLACE, check_batch, ids_by_namespace, inherited_places, split_by_stored
+from ..batches import PLACE, check_batch, copy_place, ids_by_namespace, inherited_places, split_by_stored
 from ..channels import NAME_FIELDS
 from ..gazetteer import Gazetteer
 from ..open import redact
@@ -281,7 +281,8 @@ class PostgresStore:
     def upsert(self, namespace: str, entries: Sequence[Entry], vectors: np.ndarray | None,
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
                keep: set[str] | None = None, actor: str | None = None, log: bool = True,
-               expect: Mapping[str, Entry] | None = None) -> tuple[int, int]:
+               expect: Mapping[str, Entry] | None = None,
+               places: Mapping[str, int] | None = None) -> tuple[int, int]:
         """Insert entries (vectors, analysed terms) in ONE transaction; see `SQLiteStore.upsert`
         (writers hold the store's advisory lock, so what `delete_rows` reads is current)."""
         check_batch(namespace, entries, vectors, terms)
@@ -308,8 +309,8 @@ class PostgresStore:
                     log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = delete_rows(cur, namespace, list(replace), doomed) if replace else {}
             check_expected(expect, replaced, decode_entry)
-            places = inherited_places(entries, doomed)
-            written = insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log, places)
+            order = inherited_places(entries, doomed, places)
+            written = insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log, order)
             for entry_id, old in replaced.items():
                 log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             cur.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'write_seq'")
@@ -384,11 +385,12 @@ class PostgresStore:
         finally:
             conn.close()
 
-    def iter_entries(self, namespace: str | None) -> Iterator[Entry]:
-        """Every entry, in the store's order (`PLACE`), as `SQLiteStore.iter_entries`."""
+    def iter_entries(self, namespace: str | None) -> Iterator[tuple[Entry, int]]:
+        """Every entry in rowid order with its copy place, as `SQLiteStore.iter_entries`."""
         where, params = ("WHERE e.namespace = %s ", [namespace]) if namespace is not None else ("", [])
-        for (data,) in self._stream(f"SELECT e.data FROM entries e {where}ORDER BY {PLACE}, e.rowid", params):
-            yield decode_entry(data)
+        for data, place in self._stream(f"SELECT e.data, {copy_place(where)} FROM entries e {where}ORDER BY e.rowid",
+                                        [*params, *params]):
+            yield decode_entry(data), int(place)
 
     def iter_history(self, namespace: str | None) -> Iterator[dict[str, Any]]:
         where, params = ("WHERE namespace = %s ", [namespace]) if namespace is not None else ("", [])
