@@ -37,6 +37,8 @@ BAD_FIELDS = [
     ({"metadata": {"note": "nul\x00"}}, "contains a NUL character"),
     ({"persons": ["Al\x00ice"]}, "contains a NUL character"),
     ({"kind": "memo"}, "entry kind must be one of"),
+    ({"id": "."}, "entry id must not be '.': '.' and '..' cannot be addressed in a URL path"),
+    ({"id": ".."}, "entry id must not be '..'"),
 ]
 
 
@@ -241,3 +243,23 @@ def test_a_malformed_store_url_is_one_error_line_without_its_password(url: str, 
         assert "secret" not in result.output and "Traceback" not in result.output
     with pytest.raises(InputError, match="is not a valid URL"):
         Memory(url)
+
+
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_dot_segment_ids_are_refused_before_any_write(mem: Memory, tmp_path: Path, dots: str) -> None:
+    """An id '.' or '..' could be stored but never reached over HTTP (a URL path folds it): it
+    is refused in `add`, a JSONL line and a dump line, naming the item or line, before anything
+    is written; ids that merely hold dots are fine."""
+    with pytest.raises(InputError, match=f"item 1: entry id must not be '{dots}'"):
+        mem.add([{"text": "fine", "id": "a.b"}, {"text": "dot", "id": dots}])
+    lines = tmp_path / "dots.jsonl"
+    lines.write_text(json.dumps({"text": "fine"}) + "\n" + json.dumps({"id": dots, "text": "dot dot id"}) + "\n")
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "cli.db"), "--embedder", "minilm", "import", str(lines)])
+    assert result.exit_code == 1 and result.output.startswith(f"error: {lines}:2: entry id must not be '{dots}'")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps({"engram_export": 1, "namespaces": ["default"]}) + "\n"
+                    + json.dumps({"entry": {"id": dots, "text": "dot"}}) + "\n")
+    with pytest.raises(InputError, match=f"dump.jsonl:2: entry id must not be '{dots}'"):
+        mem.import_path(dump)
+    assert mem.count() == 0 and not (tmp_path / "cli.db").exists()
+    assert mem.add([{"text": "dots inside", "id": "..a"}, {"text": "and", "id": "v1.2."}]) == ["..a", "v1.2."]

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from .validation import (
-    check_json_object, check_name, check_optional_str, check_str, check_str_list, normalize_timestamp,
+    check_entry_id, check_json_object, check_name, check_optional_str, check_str, check_str_list, normalize_timestamp,
 )
 
 Kind = Literal["fact", "turn", "chunk"]
@@ -154,7 +154,7 @@ class Entry:
                 raise ValueError("timestamp_end needs a timestamp (the start of the period)")
             if timestamp_epoch(entry.timestamp_end) < timestamp_epoch(entry.timestamp):  # type: ignore[operator]
                 raise ValueError(f"timestamp_end {entry.timestamp_end} is before timestamp {entry.timestamp}")
-        entry.id = check_name(self.id, "entry id") if self.id is not None else \
+        entry.id = check_entry_id(self.id, "entry id") if self.id is not None else \
             stable_id(ns, entry.kind, entry.source, entry.text)
         return entry
 

@@ -69,6 +69,20 @@ def check_name(value: Any, what: str) -> str:
     return text
 
 
+#: Ids an entry may not take: a URL path folds them away (`/v1/memories/..` is the collection's
+#: parent, even spelled %2E%2E in a browser), so the HTTP API and the web page could never reach it.
+DOT_SEGMENTS = (".", "..")
+
+
+def check_entry_id(value: Any, what: str = "entry id") -> str:
+    """A new entry's id: a name (`check_name`) that is not ``.`` or ``..``."""
+    text = check_name(value, what)
+    if text in DOT_SEGMENTS:
+        raise ValueError(f"{what} must not be {text!r}: '.' and '..' cannot be addressed in a URL path "
+                         "(/v1/memories/ID); choose another id")
+    return text
+
+
 def check_str_list(value: Any, what: str) -> list[str]:
     if value is None:
         return []
