@@ -214,3 +214,23 @@ def test_sessions_lists_conversations_with_their_turns_facts_and_speakers(mem: M
     assert mem.sessions(namespace="elsewhere") == []
     with pytest.raises(InputError):
         mem.sessions(limit=0)
+
+
+def test_a_sessions_time_range_is_its_turns_times(mem: Memory) -> None:
+    """A session's start and end are when its turns were said, not the times its facts are about
+    ("yesterday", "下周" restated as dates); a session that holds no turns gives its entries'."""
+    mem.add_conversation([("Alice", "I flew to Oslo yesterday."), ("Bob", "Are you going back next year?")],
+                         session_id="trip", session_time="2024-03-14T10:00:00")
+    mem.add_conversation([("Carol", "我下周去上海。")], session_id="会议", session_time="2024-03-20T09:00:00")
+    mem.add([{"text": "A fact kept from a session whose turns are gone.", "timestamp": "2023-01-02T03:04:05",
+              "source": {"session_id": "old"}}])
+    by_id = {s["session_id"]: s for s in mem.sessions()}
+    facts = [e for e in mem.list(filters={"kind": "fact"}, limit=100).results if e.source.session_id != "old"]
+    assert any(e.timestamp and e.timestamp < "2024-03-14" for e in facts)  # "yesterday": the 13th
+    assert any(e.timestamp and e.timestamp > "2024-03-21" for e in facts)  # "下周", "next year": later
+    turns = mem.list(filters={"kind": "turn", "session_id": "trip"}, limit=10, order="oldest").results
+    assert (by_id["trip"]["start"], by_id["trip"]["end"]) == (turns[0].timestamp, turns[-1].timestamp)
+    assert by_id["trip"]["start"].startswith("2024-03-14T10:00") and by_id["trip"]["end"].startswith("2024-03-14")
+    assert (by_id["会议"]["start"], by_id["会议"]["end"]) == ("2024-03-20T09:00:00+00:00",) * 2
+    assert (by_id["old"]["turns"], by_id["old"]["start"], by_id["old"]["end"]) == (
+        0, "2023-01-02T03:04:05+00:00", "2023-01-02T03:04:05+00:00")

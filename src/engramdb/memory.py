@@ -602,7 +602,9 @@ class Memory:
                  show_expired: bool = False) -> "builtins.list[dict[str, Any]]":
         """The namespace's conversation sessions, the most recently written first (at most
         ``limit``, 1 to 1,000): ``{"session_id", "turns", "facts", "count", "speakers",
-        "start", "end"}``. A session's entries are `list(filters={"session_id": …})`."""
+        "start", "end"}``; ``start`` and ``end`` are the times of its first and last turn (its
+        facts' times are what they are about — "yesterday", "next year" — so they count only in a
+        session without turns). A session's entries are `list(filters={"session_id": …})`."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_K:
             raise InputError(f"limit must be an integer from 1 to {MAX_K}, not {limit!r:.20}")
         return self.store.sessions(self._scope(namespace), view(Filters(), include_superseded, show_expired), limit)

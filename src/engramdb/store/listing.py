@@ -103,10 +103,13 @@ class Listing:
 
     def sessions(self, namespace: str, filters: Filters, limit: int) -> list[dict[str, Any]]:
         """The namespace's conversation sessions, most recently written first: turns and facts
-        per session, its speakers, and the times of its first and last entry."""
+        per session, its speakers, and the times of its first and last turn (of its entries,
+        when it holds no turns: a fact's time is what it is about, "yesterday", "next year")."""
         where, params = where_clause(namespace, filters)
         rows = self.db.reader().execute(
-            "SELECT e.session_id, sum(e.kind = 'turn'), sum(e.kind = 'fact'), count(*), min(e.ts), max(e.ts), "
+            "SELECT e.session_id, sum(e.kind = 'turn'), sum(e.kind = 'fact'), count(*), "
+            "coalesce(min(e.ts) FILTER (WHERE e.kind = 'turn'), min(e.ts)), "
+            "coalesce(max(e.ts) FILTER (WHERE e.kind = 'turn'), max(e.ts)), "
             "json_group_array(DISTINCT e.speaker) FILTER (WHERE e.speaker IS NOT NULL AND e.kind = 'turn') "
             f"FROM entries e WHERE {where} AND e.session_id IS NOT NULL "
             "GROUP BY e.session_id ORDER BY max(e.rowid) DESC LIMIT ?", [*params, limit])

@@ -86,10 +86,12 @@ def timeline(cur: psycopg.Cursor[Any], namespace: str, filters: Filters, field: 
 
 
 def sessions(cur: psycopg.Cursor[Any], namespace: str, filters: Filters, limit: int) -> list[dict[str, Any]]:
+    """As `Listing.sessions`: a session's times are its turns' (its entries' when it has none)."""
     where, params = where_clause(namespace, filters)
     rows = cur.execute(
         "SELECT e.session_id, count(*) FILTER (WHERE e.kind = 'turn'), count(*) FILTER (WHERE e.kind = 'fact'), "
-        "count(*), min(e.ts), max(e.ts), "
+        "count(*), coalesce(min(e.ts) FILTER (WHERE e.kind = 'turn'), min(e.ts)), "
+        "coalesce(max(e.ts) FILTER (WHERE e.kind = 'turn'), max(e.ts)), "
         "array_agg(e.speaker ORDER BY e.rowid) FILTER (WHERE e.speaker IS NOT NULL AND e.kind = 'turn') "
         f"FROM entries e WHERE {where} AND e.session_id IS NOT NULL "
         "GROUP BY e.session_id ORDER BY max(e.rowid) DESC LIMIT %s", [*params, limit]).fetchall()
