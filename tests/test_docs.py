@@ -75,3 +75,16 @@ def test_cli_guide_runnable_block(tmp_path: Path):
     assert " 1. [" in out and "Alice moved to Lisbon." in out.split(" 1. [", 1)[1].splitlines()[0]
     assert "UPDATE alice" in " ".join(out.split()) and "deleted 1 expired entries" in out
     assert "imported alice.jsonl" in out and (tmp_path / "copy.db").exists()
+
+
+def test_the_schema_versions_the_docs_name_are_the_stores(tmp_path: Path):
+    """POSTGRES.md names the entry-format version both backends hold; it is the one they hold."""
+    from engramdb import Memory
+    from engramdb.store.base import SCHEMA_VERSION
+
+    guide = (README.parent / "docs" / "POSTGRES.md").read_text(encoding="utf-8")
+    named = re.search(r"`meta\.schema_version` is the same\s+entry-format version as the SQLite file's \((\d+)\)",
+                      guide)
+    assert named is not None and named.group(1) == SCHEMA_VERSION
+    with Memory(tmp_path / "v.db") as mem:
+        assert mem.stats()["schema_version"] == SCHEMA_VERSION
