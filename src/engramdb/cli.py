@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -19,7 +20,7 @@ from .conversation import EXTRACTORS
 from .errors import EngramError
 from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
-from .model import Entry, Source
+from .model import Entry, Source, timestamp_epoch
 from .store.base import Filters
 from .store.open import backend_of, can_write, redact, store_exists
 from .schema import MODELS, json_schema, to_wire
@@ -404,11 +405,15 @@ def list_cmd(ctx: click.Context, filters: tuple[str, ...], order: str, limit: in
     if as_json:
         _print_json(to_wire("page", page.to_dict()))
         return
+    now = time.time()
     for entry in page.results:
         text = " ".join(entry.text.split())
         # An undated entry says when it was added, so it is not read as when it happened.
         when = entry.timestamp[:10] if entry.timestamp else f"added {(entry.created_at or '')[:10]}"
-        click.echo(f"{entry.id}  {entry.kind:<5} {when:<16}  {text[:100] + ('...' if len(text) > 100 else '')}")
+        # What --include-superseded / --show-expired bring in is marked as such.
+        marks = "".join((f"[superseded by {entry.superseded_by}] " if entry.superseded_by else "",
+                         "[expired] " if entry.expires_at and (timestamp_epoch(entry.expires_at) or 0) <= now else ""))
+        click.echo(f"{entry.id}  {entry.kind:<5} {when:<16}  {marks}{text[:100] + ('...' if len(text) > 100 else '')}")
     if page.next_cursor:
         click.echo(f"more: engram list --cursor {page.next_cursor}", err=True)
 
@@ -510,9 +515,11 @@ def presets_cmd(preset: str | None, as_json: bool, as_toml: bool) -> None:
 
 def _attach_lifecycle() -> None:
     from .cli_lifecycle import register
+    from .cli_views import register as register_views
     from .server.cli import register as register_server
 
     register(main, _memory, _print_json)
+    register_views(main, _memory, _print_json)
     register_server(main, _print_json)
 
 
