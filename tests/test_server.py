@@ -260,7 +260,10 @@ def test_keys_cli_and_serve_refuses_open_non_loopback(tmp_path: Path) -> None:
     assert secret not in stored and "hash" in stored
     listed = json.loads(runner.invoke(main, ["--db", db, "keys", "list", "--json"]).output)
     assert listed[0]["namespaces"] == ["alice"] and "hash" not in listed[0] and secret not in json.dumps(listed)
+    text = runner.invoke(main, ["--db", db, "keys", "list"]).output
+    assert f"created {listed[0]['created_at']}" in text and "active" in text  # the dates SERVER.md promises
     assert runner.invoke(main, ["--db", db, "keys", "revoke", listed[0]["id"]]).exit_code == 0
+    assert "revoked " in runner.invoke(main, ["--db", db, "keys", "list"]).output
     again = runner.invoke(main, ["--db", db, "keys", "revoke", listed[0]["id"]])
     assert again.exit_code == 1 and "no active key" in again.output
 

@@ -125,7 +125,8 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
             return
         for row in rows:
             state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
-            click.echo(f"{row['id']}  {row['role']:<5} {','.join(row['namespaces'])}  {state}  {row.get('label') or ''}")
+            click.echo(f"{row['id']}  {row['role']:<5} {','.join(row['namespaces'])}  created {row['created_at']}  "
+                       f"{state}  {row.get('label') or ''}".rstrip())
 
     @keys.command("revoke")
     @click.argument("key_id")
