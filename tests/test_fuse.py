@@ -255,3 +255,25 @@ def test_a_scope_of_one_entry_reads_even_odds(tmp_path) -> None:  # type: ignore
         mem.add("meta two is another entry")
         assert mem.search("meta one", k=1)[0].score > 0.9
         assert [h.score for h in mem.search("meta one", k=1, filters={"metadata.n": 3})] == [0.5]
+
+
+def test_an_explained_search_shows_what_each_weighted_score_is_made_of(tmp_path) -> None:
+    """Under the default (weighted, calibrated) fusion the trace gives each candidate's terms,
+    weight x normalised score per fused channel, and the divisor: the score can be rebuilt from
+    them by hand, p = 1 / (1 + exp(-(a * m + b))), m = sum(terms) / divisor."""
+    import math
+
+    with Memory(tmp_path / "why.db", embedder="minilm") as mem:
+        mem.add(["Alice likes oolong tea.", "Bob plays the guitar on weekends.", "The wifi password is hunter2.",
+                 "Carol moved to Lisbon in 2021.", "The staging database runs on port 5432."])
+        result = mem.search("what tea does Alice like?", k=3, explain=True)
+        fuse = next(s for s in result.trace["stages"] if s["stage"] == "fuse")
+        a, b = fuse["calibration"]
+        assert set(fuse["weights"]) == {"semantic", "lexical"}  # only the channels that were fused
+        for cand in fuse["candidates"]:
+            terms = {k: v for k, v in cand["contributions"].items() if k != "m"}
+            assert set(terms) == {"semantic", "lexical"}
+            m = sum(terms.values()) / fuse["divisor"]
+            assert m == pytest.approx(cand["contributions"]["m"], abs=1e-3)
+            assert 1 / (1 + math.exp(-(a * m + b))) == pytest.approx(cand["score"], abs=2e-3)
+        assert fuse["candidates"][0]["id"] == result.hits[0].id and result.hits[0].text.startswith("Alice")

@@ -351,7 +351,9 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
             branch = node.add(f"candidates (top {len(candidates)})")
             for c in candidates[:10]:
                 scores = ", ".join(f"{n} #{v['rank']} {v['score']:.3f}" for n, v in c["channels"].items())
-                branch.add(f"{c['id']} {c['score']:.4f}  {scores}", highlight=False)
+                leaf = branch.add(f"{c['id']} {c['score']:.4f}  {scores}", highlight=False)
+                if c.get("contributions"):  # what the score is made of (weighted: weight x z; learned: features)
+                    leaf.add("= " + ", ".join(f"{k} {v:+.3f}" for k, v in c["contributions"].items()), highlight=False)
         for name, channel in (stage.get("channels") or {}).items():
             queries = f", {channel['queries']} queries" if channel.get("queries", 1) > 1 else ""
             leaf = node.add(f"{name}: {channel['n']} candidates (k={channel['k']}{queries}) in {channel['ms']:.2f} ms, "

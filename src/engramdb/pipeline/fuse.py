@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 from ..model import Candidate, ChannelScore
 
@@ -85,6 +86,7 @@ def weighted(
     normalization: str = "zscore",
     calibration: tuple[float, float] | None = None,
     full_depth: int | None = None,
+    explain: WeightedExplanation | None = None,
 ) -> list[Candidate]:
     """Weighted sum of per-channel normalised scores over the union of candidates.
 
@@ -107,6 +109,11 @@ def weighted(
     read far too low; the mean is scaled by sqrt((full_depth - 1) / (n - 1)), n the longest
     list, before the map (`size_scale`). The same factor for every candidate: order unchanged.
     A lone candidate (every list one row long) reads p = 0.5: there is nothing to compare it with.
+
+    With `explain`, it is filled with what each candidate's score is made of: every fused
+    channel's term (weight x normalised score, a channel that did not return the row at its
+    floor), the divisor (the counted weights over the size scale) and the calibration, so
+    ``score = 1 / (1 + exp(-(a * sum(terms) / divisor + b)))`` can be checked by hand.
     """
     normalized: dict[str, dict[int, float]] = {}
     floors: dict[str, float] = {}
@@ -129,12 +136,36 @@ def weighted(
     # rather than what a list's mean row would read (p 0.04).
     lone = calibration is not None and len(fused) == 1
     for rowid, cand in fused.items():
-        cand.score = sum(weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
-                         for channel in active)
+        terms = {channel: weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
+                 for channel in active}
+        cand.score = sum(terms.values())
+        if explain is not None:
+            explain.terms[rowid] = terms
         if calibration is not None:
             a, b = calibration
             cand.score = 0.5 if lone else 1.0 / (1.0 + math.exp(-(a * cand.score / total + b)))
+    if explain is not None:
+        explain.counted = counted
+        explain.divisor = total if calibration is not None else 1.0
+        explain.lone = lone
     return ordered(fused)
+
+
+@dataclass(slots=True)
+class WeightedExplanation:
+    """What `weighted` made each score of (filled when asked: the trace of an explained search)."""
+
+    terms: dict[int, dict[str, float]] = field(default_factory=dict)  # rowid -> channel -> weight x normalised
+    counted: list[str] = field(default_factory=list)  # the channels whose weights make the divisor
+    divisor: float = 1.0
+    lone: bool = False
+
+    def of(self, rowid: int) -> dict[str, float]:
+        """One candidate's terms, rounded, and their sum over the divisor (the calibrated map's m)."""
+        terms = self.terms.get(rowid, {})
+        out = {channel: round(value, 4) for channel, value in terms.items()}
+        out["m"] = round(sum(terms.values()) / self.divisor, 4)
+        return out
 
 
 def union(channel_results: dict[str, list[tuple[int, float]]], order: list[str]) -> list[Candidate]:

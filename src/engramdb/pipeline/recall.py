@@ -18,7 +18,7 @@ from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
 from .adapt import AdaptConfig, adapted_weights, query_length, query_shape
 from .context import Rows, SearchContext
-from .fuse import candidates_from, max_score, route, route_slots, rrf, union, weighted
+from .fuse import WeightedExplanation, candidates_from, max_score, route, route_slots, rrf, union, weighted
 from .presets import ChannelConfig, Preset
 from .ranker import learned, load_model, query_traits
 from .translated import translated_search
@@ -265,11 +265,17 @@ class FuseStage:
             if why:
                 rec["contributions"] = why  # moved onto the explained candidates by the pipeline
         elif preset.fusion == "weighted":
+            why = WeightedExplanation() if ctx.explain and rec is not None else None
             fused = weighted(results, weights, preset.normalization, preset.calibration,
-                             full_depth=max((c.k for c in preset.channels.values()), default=0))
+                             full_depth=max((c.k for c in preset.channels.values()), default=0), explain=why)
             rec["normalization"] = preset.normalization
             if preset.calibration is not None:
                 rec["calibration"] = list(preset.calibration)
+            if why is not None:
+                # score = 1 / (1 + exp(-(a * m + b))), m = the sum of a candidate's terms / divisor
+                rec["divisor"] = round(why.divisor, 4)
+                rec["counted"] = why.counted
+                rec["contributions"] = {c.rowid: why.of(c.rowid) for c in fused[:_EXPLAINED]}
         elif preset.fusion == "union":
             fused = union(results, list(preset.channels))
         elif preset.fusion == "max":
@@ -283,8 +289,11 @@ class FuseStage:
             fused = rrf(results, weights, preset.rrf_k)
             rec["k"] = preset.rrf_k
         if preset.fusion in ("weighted", "rrf", "learned"):
-            rec["weights"] = weights
+            rec["weights"] = {name: weight for name, weight in weights.items() if name in results}  # the fused ones
         return fused
+
+
+_EXPLAINED = 20  # candidates whose score terms an explained search records (the trace shows the first ones)
 
 
 def _merge_max(a: Rows, b: Rows, k: int) -> Rows:
