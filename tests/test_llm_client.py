@@ -232,13 +232,13 @@ def test_invalid_json_gets_a_corrective_retry():
 def test_validation_failure_exhausts_retries():
     bad = '{"name": "Ada", "age": "very old"}'
     with FakeLLMServer([bad] * 3 + ['{"name": "Ada", "age": 36}']) as srv:
-        llm = make_client(srv.base_url, max_retries=2)
+        llm = make_client(srv.base_url, max_retries=2, json_retries=2)
         with pytest.raises(LLMError) as err:
             llm.chat_json(USER, validate=Person.model_validate)
     message = str(err.value)
     assert "after 3 tries" in message and "age" in message and "valid integer" in message
     assert "\n" not in message and "errors.pydantic.dev" not in message
-    assert len(srv.requests) == 3  # max_retries=2 → 3 tries, the 4th scripted answer is never requested
+    assert len(srv.requests) == 3  # json_retries=2 → 3 tries, the 4th scripted answer is never requested
     assert "valid integer" in srv.requests[2]["json"]["messages"][-1]["content"]
     assert llm.usage.failures == 3 and llm.usage.retries == 2
 

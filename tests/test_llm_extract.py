@@ -20,7 +20,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "conversations"
 
 
 def _client(srv: FakeLLMServer, retries: int = 1) -> LLMClient:
-    return LLMClient(LLMConfig(base_url=srv.base_url, model="test-model", max_retries=retries), sleep=lambda _: None)
+    return LLMClient(LLMConfig(base_url=srv.base_url, model="test-model", max_retries=retries, json_retries=retries),
+                     sleep=lambda _: None)
 
 
 def _reply(*facts: dict[str, Any]) -> str:

@@ -39,7 +39,8 @@ def _context(now: datetime | None = NOW) -> PlanContext:
 
 
 def _client(base_url: str, retries: int = 1) -> LLMClient:
-    return LLMClient(LLMConfig(base_url=base_url, model="m", max_retries=retries), sleep=lambda _: None)
+    return LLMClient(LLMConfig(base_url=base_url, model="m", max_retries=retries, json_retries=retries),
+                     sleep=lambda _: None)
 
 
 def _plan_reply(**overrides: Any) -> str:

@@ -16,6 +16,7 @@ from .conversation.ingest import check_turn, is_retry, turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, check_spec, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, Page, SearchResult
+from .llm.client import EnvLLM
 from . import lifecycle
 from .lifecycle import HistoryEvent, view
 from .pagination import decode_cursor, encode_cursor
@@ -131,6 +132,7 @@ class Memory:
         self._embedder_spec = embedder
         self._cache_dir = cache_dir
         self.llm = llm
+        self._env_llm = EnvLLM()  # used when ``llm`` is None
         self._reranker = reranker
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()
@@ -319,7 +321,7 @@ class Memory:
         sid, parsed, start = build_turns(turns, session_id, session_time)
         conversation = Conversation(session_id=sid, turns=parsed, session_time=start)
         report = ConversationReport(extractor=None)
-        chosen = get_extractor(extractor, self.llm)
+        chosen = get_extractor(extractor, self.llm, self._env_llm)
         report.extractor = chosen.name if chosen else None
         write_session(self.writer, conversation, self._scope(namespace), chosen, report)
         return report
@@ -357,7 +359,7 @@ class Memory:
                                      timestamp, first_index=len(earlier) + 1)
         speakers = [e.source.speaker for e in earlier if e.source.speaker]
         conversation = Conversation(session_id=sid, turns=parsed, participants=speakers)
-        chosen = get_extractor(extractor, self.llm)
+        chosen = get_extractor(extractor, self.llm, self._env_llm)
         report = ConversationReport(extractor=chosen.name if chosen else None)
         # The previous turn is context: "Yes, yesterday." answers the question asked just before.
         # Turns of one write share their time: the last in the session's order is the latest
@@ -507,22 +509,29 @@ class Memory:
             raise InputError(f"unknown planner {name!r}; choose none, rules or llm")
         rules = RulePlanner()
         planner: Planner = NoPlanner() if name == "none" else rules
-        client = None
-        if name == "llm" or reflect_rounds:
-            from .llm import llm_from_env
+        from .plan.rules import NotedPlanner
 
-            client = self.llm or llm_from_env()
+        client, problem = None, ""
+        if name == "llm" or reflect_rounds:
+            from .llm import LLMError
+
+            try:  # the environment's client is kept, so a down endpoint's circuit breaker holds across searches
+                client = self.llm or self._env_llm.get()
+            except LLMError as exc:  # a malformed setting: the search falls back, saying why
+                problem = str(exc)
         if name == "llm":
             from .plan.llm import LLMPlanner
-            from .plan.rules import NotedPlanner
 
             planner = (LLMPlanner(client, fallback=rules) if client is not None else
-                       NotedPlanner(rules, "no LLM configured (ENGRAM_LLM_BASE_URL, ENGRAM_LLM_MODEL); used rules"))
+                       NotedPlanner(rules, f"llm planner not used ({problem}); used rules" if problem else
+                                    "no LLM configured (ENGRAM_LLM_BASE_URL, ENGRAM_LLM_MODEL); used rules"))
         reflector = None
         if reflect_rounds and client is not None:
             from .plan.reflect import Reflector
 
             reflector = Reflector(client, max_rounds=reflect_rounds)
+        elif reflect_rounds and problem and name != "llm":
+            planner = NotedPlanner(planner, f"reflection skipped ({problem})")
         return planner, reflector
 
     def reference_time(self, namespace: str | None = None, now: str | datetime | None = None) -> tuple[datetime, str]:
@@ -635,7 +644,7 @@ class Memory:
 
         into = namespace if namespace is not None else self.namespace if self._bound else None
         return import_path(self.writer, Path(path), namespace=self._scope(namespace), progress=progress,
-                           format=format, extractor=get_extractor(extractor, self.llm),
+                           format=format, extractor=get_extractor(extractor, self.llm, self._env_llm),
                            dump_namespace=None if into is None else self._scope(into))
 
     def export(self, *, namespace: str | None = None, all_namespaces: bool = False) -> Iterator[dict[str, Any]]:

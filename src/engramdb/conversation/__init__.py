@@ -19,14 +19,15 @@ from .ingest import ConversationReport, build_turns, ingest_conversations, write
 from .model import Conversation, Turn
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..llm import LLMClient
+    from ..llm import EnvLLM, LLMClient
 
 EXTRACTORS = ("offline", "llm", "none")
 
 
-def get_extractor(spec: "str | Extractor | None", llm: "LLMClient | None" = None) -> Extractor | None:
+def get_extractor(spec: "str | Extractor | None", llm: "LLMClient | None" = None,
+                  env: "EnvLLM | None" = None) -> Extractor | None:
     """``"offline"`` (default), ``"llm"`` (needs a client or ``ENGRAM_LLM_*`` settings), ``"none"``
-    (turns only) or an object with an ``extract`` method."""
+    (turns only) or an object with an ``extract`` method. ``env`` keeps the environment's client between calls."""
     if spec is None or spec == "none":
         return None
     if not isinstance(spec, str):
@@ -34,10 +35,13 @@ def get_extractor(spec: "str | Extractor | None", llm: "LLMClient | None" = None
     if spec == "offline":
         return OfflineExtractor()
     if spec == "llm":
-        from ..llm import llm_from_env
+        from ..llm import LLMError, llm_from_env
         from .llm_extract import LLMExtractor
 
-        client = llm or llm_from_env()
+        try:
+            client = llm or (env.get() if env is not None else llm_from_env())
+        except LLMError as exc:  # a malformed setting: refused before anything is written, like a missing one
+            raise InputError(f"the llm extractor cannot use the endpoint: {exc}") from None
         if client is None:
             raise InputError(
                 "the llm extractor needs an endpoint: set ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from .client import ChatResponse, LLMClient, LLMConfig, LLMError, LLMUsage, llm_from_env
+from .client import ChatResponse, EnvLLM, LLMClient, LLMConfig, LLMError, LLMNotConfigured, LLMUsage, llm_from_env
 
-__all__ = ["ChatResponse", "LLMClient", "LLMConfig", "LLMError", "LLMUsage", "llm_from_env"]
+__all__ = ["ChatResponse", "EnvLLM", "LLMClient", "LLMConfig", "LLMError", "LLMNotConfigured", "LLMUsage",
+           "llm_from_env"]

@@ -18,7 +18,7 @@ import re
 from ..text.dialogue import asked_part, without_roles
 from ..text.timeparse import TimeWindow, find_time_windows
 from ..text.tokenize import STOPWORDS_EN, STOPWORDS_ZH, normalize
-from .base import PlanContext
+from .base import PlanContext, Planner
 from .model import MAX_SUB_QUERIES, EvidenceRoute, QueryPlan
 
 # Checked in order: the first intent whose cues match wins.
@@ -182,7 +182,7 @@ class NoPlanner:
 class NotedPlanner:
     """Another planner's plans with a note, e.g. why the planner asked for was not used."""
 
-    def __init__(self, inner: "RulePlanner | NoPlanner", note: str) -> None:
+    def __init__(self, inner: Planner, note: str) -> None:
         self.inner = inner
         self.note = note
         self.name = inner.name
