@@ -172,3 +172,12 @@ def test_the_llm_extractor_refuses_a_base_url_without_scheme(small: Memory, monk
         small.add_conversation([("Priya", "I booked the flights.")], extractor="llm")
     assert "OPENAI_BASE_URL must start with http://" in str(err.value) and "\n" not in str(err.value)
     assert small.count() == before  # refused before anything was written
+
+
+def test_bad_planner_output_is_sent_back_once(small: Memory) -> None:
+    with FakeLLMServer(["{bad"] * 4) as srv:
+        small.llm = LLMClient(LLMConfig(base_url=srv.base_url, model="m"), sleep=lambda _: None)
+        result = small.search(QUESTION, planner="llm")
+    assert len(srv.chat_requests) == 2  # the answer and one correction (QUERIES.md), not max_retries + 1
+    (note,) = [n for n in plan_of(result)["notes"] if n.startswith("llm planner failed")]
+    assert "no valid JSON after 2 tries" in note

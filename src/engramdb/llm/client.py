@@ -78,7 +78,7 @@ class LLMConfig:
     backoff: float = 0.5  # first retry delay in seconds, doubled each retry, capped at 8 s
     temperature: float = 0.0
     deadline: float = 60.0
-    json_retries: int = 3
+    json_retries: int = 1
     cooldown: float = 30.0
 
     @classmethod
