@@ -240,3 +240,71 @@ def test_mcp_namespaces_sessions_and_timeline_answer_what_http_answers(server: R
     assert seen["both"] == over_http(both, **{"X-Engram-Namespace": "bob"})
     assert [s["session_id"] for s in seen["both"]["sessions"]] == ["bob-chat"]
     assert {r["namespace"] for r in seen["both"]["namespaces"]} == {"alice", "bob"}
+
+
+def serve_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None
+              ) -> tuple[Any, str]:
+    """Run `engram … serve` as the CLI builds it (its options, its store), with uvicorn's run
+    replaced by a server on a free loopback port in a thread; (the uvicorn server, its URL)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    captured: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: captured.update(app=app))
+    result = CliRunner().invoke(main, [*args, "serve", "--no-web"], env={"ENGRAM_EMBEDDER": "minilm", **(env or {})})
+    assert result.exit_code == 0, result.output
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(captured["app"], host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    for _ in range(500):
+        if server.started:
+            break
+        time.sleep(0.01)
+    assert server.started
+    return server, f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+def test_open_serve_acts_in_the_namespace_the_cli_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        how: str) -> None:
+    """`engram -n agent serve` (or ENGRAM_NAMESPACE=agent) without keys: the HTTP API and /mcp
+    read and write `agent`, as the CLI does; a request may still name another namespace."""
+    from engramdb import Memory
+
+    db = tmp_path / "open.db"
+    with Memory(db, namespace="agent", embedder="minilm") as mem:
+        [bike] = mem.add(["Ann rides her bike to work."])
+    args, env = (["--db", str(db), "-n", "agent"], None) if how == "option" else \
+        (["--db", str(db)], {"ENGRAM_NAMESPACE": "agent"})
+    server, url = serve_cli(tmp_path, monkeypatch, *args, env=env)
+    seen: dict[str, Any] = {}
+    try:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            found = http.post("/v1/memories/search", json={"query": "bike"}).json()
+            assert [h["id"] for h in found["hits"]] == [bike]
+            http.post("/v1/memories", json={"text": "Ann's bike is red."}).raise_for_status()
+            other = http.get("/v1/memories", headers={"X-Engram-Namespace": "other"}).json()
+            assert other["results"] == []
+
+        async def script(session: ClientSession) -> None:
+            seen["hits"] = call_json(await session.call_tool("memory_search", {"query": "bike"}))["hits"]
+            call_json(await session.call_tool("memory_add_turn", {"speaker": "Ann", "text": "I fixed my bike.",
+                                                                  "session_id": "d"}))
+            seen["sessions"] = call_json(await session.call_tool("memory_sessions", {}))["sessions"]
+
+        run_session(url, None, script)
+    finally:
+        server.should_exit = True
+    assert bike in {h["id"] for h in seen["hits"]}
+    assert [s["session_id"] for s in seen["sessions"]] == ["d"]
+    with Memory(db, embedder="minilm") as mem:
+        assert mem.count(namespace="default") == 0
+        assert mem.count(namespace="agent", filters={"kind": "turn"}) == 1

@@ -149,14 +149,14 @@ class McpGuard:
     """ASGI wrapper of the MCP endpoint: a request without a valid key (or naming a namespace
     its key may not use) is refused before MCP sees it; each tool checks its role again."""
 
-    def __init__(self, app: Any, keys: KeyStore) -> None:
-        self.app, self.keys = app, keys
+    def __init__(self, app: Any, keys: KeyStore, namespace: str = "default") -> None:
+        self.app, self.keys, self.namespace = app, keys, namespace
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             request = Request(scope)  # headers and query as the tools read them (mcp.py)
             try:
-                caller_of(self.keys, request.headers, request.query_params)
+                caller_of(self.keys, request.headers, request.query_params, self.namespace)
             except ApiError as exc:
                 await _error_response(exc)(scope, receive, send)
                 return
@@ -164,20 +164,23 @@ class McpGuard:
 
 
 def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, mcp: bool = True,
-               web: bool = True, host: str = "127.0.0.1", close_on_shutdown: bool = False) -> FastAPI:
+               web: bool = True, host: str = "127.0.0.1", close_on_shutdown: bool = False,
+               namespace: str = "default") -> FastAPI:
     """The app over `memory` (opened with ``allow_preset_files=False``), authorised by `keys`;
+    without keys (an open loopback server) a request that names no namespace acts in `namespace`;
     with `mcp`, the MCP tools at ``/mcp`` (`host` sets the MCP transport's DNS-rebinding guard);
     with `web`, the web page at ``/`` (static files that call the public API, `page.py`).
     With `close_on_shutdown` the app closes `memory` when the server shuts down (uvicorn
     re-raises SIGTERM after a graceful shutdown, so code after ``uvicorn.run`` never runs)."""
     limits = limits or Limits()
+    default_namespace = namespace
     mcp_server = None
     if mcp:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from .mcp import build_server
 
-        mcp_server = build_server(memory, keys=keys, max_k=limits.max_k)
+        mcp_server = build_server(memory, namespace, keys=keys, max_k=limits.max_k)
         # The app's own guard (LoopbackGuard, below) checks Host and Origin for /mcp as for /v1:
         # on an open loopback server only, so a keyed one may sit behind a proxy, /mcp included.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False) \
@@ -257,7 +260,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     def caller(key: ApiKey | None = Depends(authenticated), x_engram_namespace: str | None = Header(None),
                namespace: str | None = Query(None, description="the namespace, for a key with several")) -> Caller:
         """The namespace this request acts in, and its key (None on an open server)."""
-        return resolve(key, utf8_header(x_engram_namespace) or namespace)
+        return resolve(key, utf8_header(x_engram_namespace) or namespace, default_namespace)
 
     def need(role: str) -> Any:
         def check(who: Caller = Depends(caller)) -> str:
@@ -445,6 +448,6 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         mount_page(app)
     if mcp_server is not None:
         for route in mcp_routes:  # one ASGI endpoint at /mcp; wrap it in the key check
-            route.app = McpGuard(route.app, keys)  # type: ignore[attr-defined]
+            route.app = McpGuard(route.app, keys, namespace)  # type: ignore[attr-defined]
             app.router.routes.append(route)
     return app

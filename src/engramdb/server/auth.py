@@ -3,7 +3,8 @@
 Scope is resolved here, never guessed by the client: a key is bound to namespaces, a request
 acts in its key's namespace (a key with several names one with ``X-Engram-Namespace`` or
 ``?namespace=``; any other is 403). Without keys (loopback only, see `engram serve`) the
-namespace comes from that header or parameter, default ``default``.
+namespace comes from that header or parameter, else the server's own (``engram -n NAME serve``,
+``default`` when none is named).
 """
 
 from __future__ import annotations
@@ -62,10 +63,11 @@ def authenticate(keys: KeyStore, headers: Mapping[str, str]) -> ApiKey | None:
     return key
 
 
-def resolve(key: ApiKey | None, wanted: str | None) -> Caller:
-    """The namespace for a request by `key` that asked for `wanted` (or nothing)."""
+def resolve(key: ApiKey | None, wanted: str | None, default: str = "default") -> Caller:
+    """The namespace for a request by `key` that asked for `wanted` (or nothing); on an open
+    server (no key) a request that names none acts in the server's `default`."""
     if key is None:
-        return Caller(wanted or "default", None)
+        return Caller(wanted or default, None)
     if wanted is None:
         if len(key.namespaces) > 1:
             raise ApiError(400, "bad_input", f"this key has several namespaces; name one of {key.namespaces} "
@@ -76,9 +78,11 @@ def resolve(key: ApiKey | None, wanted: str | None) -> Caller:
     return Caller(wanted, key)
 
 
-def caller_of(keys: KeyStore, headers: Mapping[str, str], query: Mapping[str, str]) -> Caller:
+def caller_of(keys: KeyStore, headers: Mapping[str, str], query: Mapping[str, str],
+              default: str = "default") -> Caller:
     """Authenticate and resolve in one step, from a request's headers and query parameters."""
-    return resolve(authenticate(keys, headers), utf8_header(headers.get(NAMESPACE_HEADER)) or query.get("namespace"))
+    return resolve(authenticate(keys, headers), utf8_header(headers.get(NAMESPACE_HEADER)) or query.get("namespace"),
+                   default)
 
 
 def utf8_header(value: str | None) -> str | None:

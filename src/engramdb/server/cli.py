@@ -50,7 +50,10 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
     @click.pass_context
     def serve(ctx: click.Context, host: str, port: int, max_body_bytes: int, max_batch: int, max_k: int,
               no_web: bool, keys_file: str | None) -> None:
-        """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json) and the web page at /."""
+        """Serve the HTTP API (docs at /docs, OpenAPI at /openapi.json) and the web page at /.
+
+        Without API keys (loopback only) requests act in the namespace of --namespace /
+        ENGRAM_NAMESPACE (default "default") unless they name one; with keys, in their key's."""
         try:
             import uvicorn
 
@@ -68,7 +71,11 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
                 where = "" if keys.path is not None else " (a database URL needs --keys PATH to name its keys file)"
                 raise EngramError(f"no API keys{where}: refusing to serve on {host}. Create one with "
                                   "`engram keys create --namespace NAME --role write`, or bind to 127.0.0.1")
-            click.echo("warning: no API keys configured; serving without authentication on loopback", err=True)
+            click.echo("warning: no API keys configured; serving without authentication on loopback, in namespace "
+                       f"{ctx.obj['namespace']!r} (a request may name another with X-Engram-Namespace)", err=True)
+        elif ctx.obj.get("namespace_given"):
+            click.echo("note: with API keys each request acts in its key's namespace; --namespace / "
+                       "ENGRAM_NAMESPACE is not used", err=True)
         _check_can_listen(host, port)  # one error line, before the store is opened
         memory = Memory(ctx.obj["db"], embedder=ctx.obj["embedder"], allow_preset_files=False)
         _warm_in_background(memory)
@@ -76,7 +83,7 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
             shown = f"[{host}]" if ":" in host else host
             click.echo(f"web page: http://{shown}:{port}/", err=True)
         app = create_app(memory, keys, Limits(max_body_bytes=max_body_bytes, max_batch=max_batch, max_k=max_k),
-                         web=not no_web, host=host, close_on_shutdown=True)
+                         web=not no_web, host=host, close_on_shutdown=True, namespace=ctx.obj["namespace"])
         uvicorn.run(app, host=host, port=port, log_level="info")
 
     @main.command("mcp")

@@ -127,7 +127,8 @@ class EngramMCPServer(MCPServer):
 def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | None = None,
                  max_k: int | None = None) -> EngramMCPServer:
     """The tools over `memory`. A call that arrives over HTTP acts in its key's namespace
-    (`keys`, with the role each tool needs); one over stdio in `namespace`. `max_k` caps a
+    (`keys`, with the role each tool needs; on an open server the one its request names, else
+    `namespace`); one over stdio in `namespace`. `max_k` caps a
     search's k as the HTTP API's ``--max-k`` does (None: the library's own limit)."""
     server = EngramMCPServer("engram", instructions=INSTRUCTIONS)
 
@@ -135,7 +136,7 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         request = ctx.request_context.request
         if request is None or keys is None:
             return namespace
-        who = caller_of(keys, request.headers, request.query_params)
+        who = caller_of(keys, request.headers, request.query_params, namespace)
         who.require(role, tool)
         return who.namespace
 
