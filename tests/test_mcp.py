@@ -195,3 +195,31 @@ def test_mcp_namespaces_sessions_and_timeline_stay_in_the_bound_namespace(tmp_pa
     assert [s["session_id"] for s in seen["sessions"]["sessions"]] == ["trip"]
     assert seen["timeline"] == expected["timeline"] and seen["timeline"]["first"].startswith("2023-05")
     assert seen["facts"] == expected["facts"] and "bob" not in json.dumps(seen).lower()
+
+
+def test_mcp_null_is_not_given_for_every_optional_argument(tmp_path: Path) -> None:
+    """A client that sends every property, null for those it does not mean (strict tool calling),
+    gets each tool's defaults: null is never refused for an optional argument."""
+    db = tmp_path / "nulls.db"
+    with Memory(db, namespace="me", embedder="minilm") as mem:
+        [note] = mem.add(["Ann keeps a cat called Tom."])
+        mem.add_turn("Ann", "I walked Tom today.", session_id="s", timestamp="2024-03-14T10:00:00", namespace="me")
+    given = {"memory_search": {"query": "cat"}, "memory_add": {"text": "Ann likes tea."},
+             "memory_get": {"id": note}, "memory_update": {"id": note, "topic": "pets"},
+             "memory_history": {"id": note}, "memory_add_turn": {"speaker": "Ann", "text": "Tom sleeps a lot.",
+                                                                 "session_id": "s"}}
+
+    async def script(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        for name, tool in sorted(tools.items()):
+            if name == "memory_delete":
+                continue
+            arguments = {p: None for p in tool.input_schema.get("properties", {})} | given.get(name, {})
+            result = await session.call_tool(name, arguments)
+            assert not result.is_error, (name, result.content)
+        deleted = await session.call_tool("memory_delete", {"id": note})
+        assert not deleted.is_error
+        missing = await session.call_tool("memory_add", {"text": None})
+        assert missing.is_error and "text" in missing.content[0].text
+
+    anyio.run(session_run, db, "me", script)

@@ -100,6 +100,9 @@ class EngramMCPServer(MCPServer):
         unknown = sorted(set(arguments or {}) - set(takes)) if takes is not None else []
         if unknown:
             raise ToolError(f"{name} takes no argument {unknown[0]!r} (it takes {', '.join(takes or [])})")
+        # null is "not given", for every argument alike: a model (or a client that sends every
+        # property, strict tool calling) sends null for the ones it does not mean.
+        arguments = {key: value for key, value in (arguments or {}).items() if value is not None}
         for group in self.aliases.get(name, []):
             given = [a for a in group if (arguments or {}).get(a) is not None]
             if len(given) > 1:
