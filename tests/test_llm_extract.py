@@ -131,3 +131,19 @@ def test_failed_or_other_extractor_sessions_are_extracted_again(mem: Memory) -> 
     assert third["sessions_unchanged"] == 0 and third["removed"] >= 2
     extractors = {f.metadata["extractor"] for f in mem.get(mem.store.ids("default", Filters(kinds=["fact"])))}
     assert extractors == {"offline"}
+
+
+def test_add_conversation_and_add_turn_report_their_llm_usage(mem: Memory) -> None:
+    fact = _reply({"text": "Priya booked the flights to Lisbon.", "source_turns": ["s1:1"]})
+    with FakeLLMServer([{"content": fact, "usage": {"prompt_tokens": 40, "completion_tokens": 9}},
+                        "not json", {"content": _reply(), "usage": {"prompt_tokens": 30, "completion_tokens": 2}}]) as srv:
+        mem.llm = _client(srv)
+        first = mem.add_conversation([("Priya", "I booked the flights to Lisbon.")], session_id="s1", extractor="llm")
+        second = mem.add_turn("Tom", "Nice!", session_id="s1", extractor="llm")
+        again = mem.add_turn("Tom", "Nice!", session_id="s1", extractor="llm")  # a retry: no call
+    assert first.llm == {"calls": 1, "prompt_tokens": 40, "completion_tokens": 9, "failures": 0, "retries": 0}
+    assert second.llm is not None and second.llm["calls"] == 2 and second.llm["failures"] == 1
+    assert second.llm["prompt_tokens"] >= 30 and second.llm["retries"] == 1  # this call's usage, not the client's
+    assert again.turns == 0 and again.llm == {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                              "failures": 0, "retries": 0}
+    assert mem.add_conversation([("A", "b")], session_id="s2").llm is None  # the offline extractor

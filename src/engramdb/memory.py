@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
-from .conversation.ingest import check_turn, is_retry, turn_from_entry
+from .conversation.ingest import check_turn, is_retry, no_llm_calls, turn_from_entry
 from .embed import DEFAULT_EMBEDDER, Embedder, check_spec, get_embedder, model_name
 from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, Page, SearchResult
@@ -346,33 +346,52 @@ class Memory:
         to say exactly which turn a call is. A ``turn_id`` the session holds already names
         that turn: the same speaker and text is a retry, other words correct it — the turn is
         replaced in its place (keeping its time unless one is given) and its facts with it.
+        A turn without one is ``<session>:<n>``, ``n`` one past the highest number stored.
+        A turn id names one turn of its session, also when other processes write to it: the
+        store refuses, inside the write's transaction, a turn id another turn holds, and the
+        turn is then read again against the session as it is now (renumbered, or found to be
+        a retry or a correction), up to five times.
         """
+        from .conversation.ingest import TURN_ATTEMPTS
+        from .errors import WriteConflictError
+
         ns = self._scope(namespace)
         check_turn(speaker, text, session_id, timestamp, turn_id)  # fields named as the caller names them
-        with self._turn_lock:
+        with self._turn_lock:  # this process's threads queue here; other processes meet the store's check
+            for _ in range(1, TURN_ATTEMPTS):
+                try:
+                    return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor)
+                except WriteConflictError:
+                    continue  # another writer took the turn id first: read the session again
             return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor)
 
     def _add_turn(self, speaker: str, text: str, session_id: str, timestamp: str | datetime | None,
                   turn_id: str | None, ns: str, extractor: "str | Extractor | None") -> ConversationReport:
+        from .conversation.ingest import next_turn_number
+
         earlier = self.store.get(ns, self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))
         sid, parsed, _ = build_turns([{"speaker": speaker, "text": text, "turn_id": turn_id}], session_id,
-                                     timestamp, first_index=len(earlier) + 1)
+                                     timestamp, first_index=next_turn_number(session_id, earlier))
         speakers = [e.source.speaker for e in earlier if e.source.speaker]
         conversation = Conversation(session_id=sid, turns=parsed, participants=speakers)
         chosen = get_extractor(extractor, self.llm, self._env_llm)
-        report = ConversationReport(extractor=chosen.name if chosen else None)
+        report = ConversationReport(extractor=chosen.name if chosen else None, llm=no_llm_calls(chosen))
         # The previous turn is context: "Yes, yesterday." answers the question asked just before.
         # Turns of one write share their time: the last in the session's order is the latest
         # (the store's order: where each turn was first written, an edited one keeps its place).
         latest = max(enumerate(earlier), key=lambda p: (p[1].timestamp or "", p[0]),
                      default=(0, None))[1]
-        named = next((i for i, e in enumerate(earlier) if turn_id is not None and e.source.turn_id == parsed[0].turn_id),
-                     None)
+        holders = [i for i, e in enumerate(earlier) if turn_id is not None and e.source.turn_id == parsed[0].turn_id]
         removes: list[str] = []
-        if named is not None:  # that turn again: a retry, or a correction of it
-            stored = turn_from_entry(earlier[named])
-            if is_retry(stored, parsed[0], timestamp):
+        if holders:  # that turn again: a retry, or a correction of it
+            if any(is_retry(turn_from_entry(earlier[i]), parsed[0], timestamp) for i in holders):
                 return report
+            if len(holders) > 1:  # left by concurrent writers before the store refused a taken turn id
+                raise InputError(f"turn id {turn_id!r:.80} names {len(holders)} turns of session {sid!r:.80} "
+                                 f"({', '.join(earlier[i].id or '' for i in holders)}); a correction replaces one "
+                                 "turn: delete the others first")
+            named = holders[0]
+            stored = turn_from_entry(earlier[named])
             if timestamp is None:
                 parsed[0].timestamp = stored.timestamp
             gone = earlier[named].id or ""

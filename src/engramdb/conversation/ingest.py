@@ -163,6 +163,8 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
     ``removes`` names entries the new ones take the place of (a corrected turn and its facts).
     """
     turn_entries = turn_entries_of(conversation, namespace)
+    if report.llm is None:
+        report.llm = no_llm_calls(extractor)
     # Each turn records which extractor read it, so re-importing with another extractor, or
     # after a failed LLM window, counts as a change and extracts again (instead of a no-op).
     done_by = extractor.name if extractor else None
@@ -185,7 +187,11 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
     if context:
         ids.update({t.turn_id: entry_id for t, entry_id in context})
         seen = replace_turns(conversation, [t for t, _ in context] + conversation.turns)
+    before = llm_usage(extractor)
     result = extractor.extract(seen, ids, namespace) if extractor else ExtractionResult()
+    after = llm_usage(extractor)
+    if before is not None and after is not None:  # this session's calls (the client may have made others)
+        report.llm = {k: (report.llm or {}).get(k, 0) + v - before.get(k, 0) for k, v in after.items()}
     if not replace:  # appending turns: keep facts only for the turns being added
         wanted = {e.id for e in new + changed}
         result.facts = [f for f in result.facts if set(f.derived_from) & wanted]
@@ -198,7 +204,10 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
                                 **{k: v for k, v in failure.items() if k != "turn_ids"}})
     entries: list[Entry] = turn_entries + result.facts
     scope = Filters(session_id=conversation.session_id) if replace else None
-    written, _, removed = writer.write(entries, namespace=namespace, replaces=scope, removes=[*legacy, *removes])
+    # A turn id names one turn of its session: checked in the write's transaction, after its
+    # deletes (a re-import's scope, a correction's removes), against what other writers stored.
+    written, _, removed = writer.write(entries, namespace=namespace, replaces=scope, removes=[*legacy, *removes],
+                                       unique_turns=True)
     report.facts += len(result.facts)
     report.written += written
     report.removed += removed
@@ -248,7 +257,7 @@ def turn_from_entry(entry: Entry) -> Turn:
 def ingest_conversations(writer: "Writer", conversations: Sequence[Conversation], *, namespace: str,
                          extractor: Extractor | None, progress: ProgressCallback | None = None) -> ConversationReport:
     """Write every session of `conversations`; see `write_session`."""
-    report = ConversationReport(extractor=extractor.name if extractor else None)
+    report = ConversationReport(extractor=extractor.name if extractor else None, llm=no_llm_calls(extractor))
     conversations = unique_sessions(conversations)  # a turn id names one turn, a session id one session
     for conversation in conversations:  # the whole file is checked before the first write
         turn_entries_of(conversation, namespace)
@@ -260,10 +269,38 @@ def ingest_conversations(writer: "Writer", conversations: Sequence[Conversation]
         done += len(conversation.turns)
         if progress is not None:
             progress(done, total)
-    usage = getattr(getattr(extractor, "client", None), "usage", None)
-    if usage is not None:
-        report.llm = usage.to_dict()
     return report
+
+
+def llm_usage(extractor: Extractor | None) -> dict[str, int] | None:
+    """The extractor's LLM client's running totals, or None when it has no client."""
+    usage = getattr(getattr(extractor, "client", None), "usage", None)
+    return usage.to_dict() if usage is not None else None
+
+
+def no_llm_calls(extractor: Extractor | None) -> dict[str, int] | None:
+    """A report's ``llm`` before any call: zeros for an extractor with an LLM client, else None."""
+    usage = llm_usage(extractor)
+    return {k: 0 for k in usage} if usage is not None else None
+
+
+# Passes of `Memory.add_turn` before a conflict reaches the caller: each pass loses only to a
+# writer that stored a turn of the same session, with the id this one took, in between.
+TURN_ATTEMPTS = 5
+
+
+def next_turn_number(session_id: str, turns: Sequence[Entry]) -> int:
+    """The number of a session's next ``<session>:<n>`` turn id, given its stored turns: one
+    past the highest such number stored (and past their count, for a session whose turns are
+    named otherwise), so a number is never given again while a turn holds it — a count would
+    give a deleted turn's successor's number to the next turn."""
+    prefix = f"{session_id}:"
+    highest = len(turns)
+    for entry in turns:
+        number = (entry.source.turn_id or "").removeprefix(prefix)
+        if number != entry.source.turn_id and number.isascii() and number.isdigit():
+            highest = max(highest, int(number))
+    return highest + 1
 
 
 def is_retry(latest: Turn, turn: Turn, timestamp: object) -> bool:
