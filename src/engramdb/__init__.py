@@ -17,7 +17,7 @@ from .llm import LLMClient, LLMConfig, LLMError
 from .lifecycle import HistoryEvent
 from .memory import Memory
 from .migrate import migrate
-from .model import ChannelScore, Entry, Hit, SearchResult, Source
+from .model import ChannelScore, Entry, Hit, Page, SearchResult, Source
 from .pipeline.presets import PRESET_NAMES, Preset, load_preset
 from .rerank import OnnxCrossEncoder
 from .store.base import Filters
@@ -25,7 +25,7 @@ from .store.base import Filters
 __version__ = "0.1.0"
 
 __all__ = [
-    "Memory", "migrate", "Entry", "HistoryEvent", "Source", "Hit", "SearchResult", "ChannelScore", "Filters",
+    "Memory", "migrate", "Entry", "HistoryEvent", "Source", "Hit", "SearchResult", "Page", "ChannelScore", "Filters",
     "Turn", "Conversation", "ConversationReport", "OfflineExtractor",
     "Embedder", "get_embedder", "LLMClient", "LLMConfig", "LLMError",
     "Preset", "load_preset", "PRESET_NAMES", "OnnxCrossEncoder",

@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal
+from collections.abc import Iterator
+from typing import Any, Literal, overload
 
 from .validation import (
     check_entry_id, check_json_object, check_name, check_optional_str, check_str, check_str_list, normalize_timestamp,
@@ -269,13 +270,20 @@ class SearchResult:
     hits: list[Hit]
     trace: dict[str, Any] = field(default_factory=dict)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
 
     def __len__(self) -> int:
         return len(self.hits)
 
-    def __getitem__(self, index: int) -> Hit:
+    @overload
+    def __getitem__(self, index: int) -> Hit: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Hit]: ...
+
+    def __getitem__(self, index: int | slice) -> Hit | list[Hit]:
+        """A hit by rank (``result[0]`` is the best), or a list of them for a slice (``result[:3]``)."""
         return self.hits[index]
 
     def to_dict(self) -> dict[str, Any]:
@@ -289,11 +297,21 @@ class Page:
     results: list[Entry]
     next_cursor: str | None = None
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Entry]:
         return iter(self.results)
 
     def __len__(self) -> int:
         return len(self.results)
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        """An entry of the page by position (``page[0]``), or a list of them for a slice."""
+        return self.results[index]
 
     def to_dict(self) -> dict[str, Any]:
         return {"results": [e.to_dict() for e in self.results], "next_cursor": self.next_cursor}

@@ -37,7 +37,7 @@ class ConversationReport:
     removed: int = 0
     extractor: str | None = None
     failures: list[dict[str, Any]] = field(default_factory=list)
-    llm: dict[str, Any] | None = None
+    llm: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
@@ -285,8 +285,9 @@ def no_llm_calls(extractor: Extractor | None) -> dict[str, int] | None:
 
 
 # Passes of `Memory.add_turn` before a conflict reaches the caller: each pass loses only to a
-# writer that stored a turn of the same session, with the id this one took, in between.
-TURN_ATTEMPTS = 5
+# writer that stored a turn of the same session, with the id this one took, in between (so
+# W writers appending to one session at once each lose at most W - 1 times per round).
+TURN_ATTEMPTS = 8
 
 
 def next_turn_number(session_id: str, turns: Sequence[Entry]) -> int:
