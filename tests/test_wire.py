@@ -70,3 +70,28 @@ def test_every_json_output_matches_its_model(tmp_path: Path) -> None:
     assert MODELS["turn_report"].model_validate(turn).turns == 1
     again = run("add-turn", "Alice", "I adopted a cat.", "--session", "s1", "--timestamp", "2024-03-14T10:00", "--json")
     assert MODELS["turn_report"].model_validate(again).turns == 0
+
+
+PRESET_NAMES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "src/engramdb/pipeline/presets").glob("*.toml"))
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_every_presets_trace_has_the_schema_it_is_published_with(tmp_path: Path, preset: str) -> None:
+    """The trace is a typed record (TraceModel): stages in order with their timings, a skipped
+    stage's reason, recall's channels and, explained, the candidates with their evidence."""
+    from engramdb.schema import TraceModel
+
+    with Memory(tmp_path / "t.db", embedder="minilm") as mem:
+        mem.add(["Alice likes oolong tea.", "Bob plays guitar.", "Carol moved to Lisbon in 2021."])
+        mem.add_conversation([("Alice", "I adopted a puppy yesterday."), ("Bob", "What's its name?"), ("Alice", "Max.")],
+                             session_id="s", session_time="2024-05-02T10:00:00")
+        for question in ("what tea does Alice like?", "what did Alice do last week?", "zzz"):
+            data = mem.search(question, k=3, preset=preset, explain=True, now="2024-05-08").to_dict()
+            trace = TraceModel.model_validate(to_wire("search_result", data)["trace"])
+            assert trace.stages[0].stage == "plan" and trace.now == {"value": "2024-05-08T00:00:00+00:00", "from": "given"}
+            recall = next(s for s in trace.stages if s.stage == "recall")
+            assert recall.channels is not None and all(c.k >= 1 for c in recall.channels.values())
+            assert recall.channels or preset == "symbolic"  # the symbolic channel alone runs on a name
+            assert all(s.ms is not None for s in trace.stages)
+    schema = json.dumps(SearchResultModel.model_json_schema())
+    assert "TraceStageModel" in schema and "TraceCandidateModel" in schema

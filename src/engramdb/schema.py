@@ -81,10 +81,78 @@ class HitModel(EntryModel):
     context: list[ContextTurnModel] | None = Field(None, description="present only when the search asked for context")
 
 
+class TraceCandidateModel(_Model):
+    """A candidate as an explained search's stage saw it (`--explain`)."""
+
+    id: str | None
+    score: float = Field(description="the stage's score (fuse: the fused, calibrated one)")
+    channels: dict[str, ChannelEvidence]
+    contributions: dict[str, float] | None = Field(
+        None, description="fuse only: weighted fusion's terms (weight x normalised score per channel) and m, "
+                          "their sum over the stage's divisor; learned fusion's largest feature contributions")
+
+
+class TraceChannelModel(BaseModel):
+    """One recall channel's work in the `recall` stage; a channel may add what it read (the
+    text it embedded, its translations, the lexical evidence and weight scale)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    n: int = Field(description="candidates it returned")
+    k: int = Field(description="its depth")
+    ms: float
+    top_score: float | None = None
+    queries: int | None = Field(None, description="semantic: how many texts it embedded")
+
+
+class TraceStageModel(BaseModel):
+    """One stage's record, in the order run. Every stage has `stage` and `ms`; a stage that
+    did nothing says why in `skipped`; the other keys are the stage's own (docs/QUERIES.md,
+    "The trace": plan's plan and time window, fuse's method, weights, calibration, divisor…)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    stage: str
+    ms: float | None = None
+    skipped: str | None = None
+    n: int | None = Field(None, description="candidates after the stage")
+    candidates: list[TraceCandidateModel] | None = Field(None, description="with explain: the stage's first ones")
+    channels: dict[str, TraceChannelModel] | None = Field(None, description="recall only")
+
+
+class LLMCallModel(BaseModel):
+    """One logical call to the configured LLM during the search (a client may say more)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    purpose: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float | None
+    ok: bool
+    error: str | None = None
+
+
+class TraceModel(BaseModel):
+    """What a search did, stage by stage (`result.trace`, `--json`, `--explain`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    preset: str | None = None
+    pipeline: list[str] = Field(default_factory=list, description="the preset's stages, in order")
+    namespace: str | None = None
+    filters: dict[str, Any] = Field(default_factory=dict)
+    now: dict[str, str] | None = Field(None, description="the reference time relative questions were read against: "
+                                                        "value (ISO 8601) and from (given, newest entry or clock)")
+    stages: list[TraceStageModel]
+    llm_calls: list[LLMCallModel] = Field(default_factory=list)
+    total_ms: float | None = None
+
+
 class SearchResultModel(_Model):
     query: str
     hits: list[HitModel]
-    trace: dict[str, Any] = Field(description="per-stage trace (docs/CLI.md)")
+    trace: TraceModel = Field(description="per-stage trace (docs/QUERIES.md, \"The trace\")")
 
 
 class PageModel(_Model):

@@ -265,17 +265,17 @@ class FuseStage:
             if why:
                 rec["contributions"] = why  # moved onto the explained candidates by the pipeline
         elif preset.fusion == "weighted":
-            why = WeightedExplanation() if ctx.explain and rec is not None else None
+            explained = WeightedExplanation() if ctx.explain and rec is not None else None
             fused = weighted(results, weights, preset.normalization, preset.calibration,
-                             full_depth=max((c.k for c in preset.channels.values()), default=0), explain=why)
+                             full_depth=max((c.k for c in preset.channels.values()), default=0), explain=explained)
             rec["normalization"] = preset.normalization
             if preset.calibration is not None:
                 rec["calibration"] = list(preset.calibration)
-            if why is not None:
+            if explained is not None:
                 # score = 1 / (1 + exp(-(a * m + b))), m = the sum of a candidate's terms / divisor
-                rec["divisor"] = round(why.divisor, 4)
-                rec["counted"] = why.counted
-                rec["contributions"] = {c.rowid: why.of(c.rowid) for c in fused[:_EXPLAINED]}
+                rec["divisor"] = round(explained.divisor, 4)
+                rec["counted"] = explained.counted
+                rec["contributions"] = {c.rowid: explained.of(c.rowid) for c in fused[:_EXPLAINED]}
         elif preset.fusion == "union":
             fused = union(results, list(preset.channels))
         elif preset.fusion == "max":
