@@ -350,8 +350,11 @@ class Memory:
         A turn id names one turn of its session, also when other processes write to it: the
         store refuses, inside the write's transaction, a turn id another turn holds, and the
         turn is then read again against the session as it is now (renumbered, or found to be
-        a retry or a correction), up to five times.
+        a retry or a correction), up to eight times.
         """
+        import random
+        import time
+
         from .conversation.ingest import TURN_ATTEMPTS
         from .errors import WriteConflictError
 
@@ -361,8 +364,8 @@ class Memory:
             for _ in range(1, TURN_ATTEMPTS):
                 try:
                     return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor)
-                except WriteConflictError:
-                    continue  # another writer took the turn id first: read the session again
+                except WriteConflictError:  # another writer took the turn id first: read the session again
+                    time.sleep(random.uniform(0, 0.02))  # apart from the other losers of that round
             return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor)
 
     def _add_turn(self, speaker: str, text: str, session_id: str, timestamp: str | datetime | None,

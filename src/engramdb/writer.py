@@ -53,7 +53,7 @@ class Writer:
               actor: str | None = None, log: bool = True, keep_stored_fields: bool = False,
               removes: Sequence[str] = (), reinstates: Sequence[str] = (),
               expect: Mapping[str, Entry] | None = None,
-              places: Mapping[str, int] | None = None) -> tuple[int, int, int]:
+              places: Mapping[str, int] | None = None, unique_turns: bool = False) -> tuple[int, int, int]:
         """Write normalised entries of `namespace` in one transaction.
 
         With ``keep_stored_fields`` an entry is merged with what is stored, and written only if
@@ -77,6 +77,9 @@ class Writer:
         ``reinstates`` names ids that stop being superseded (a stored entry is otherwise never
         un-superseded by writing it again).
         ``places`` (id -> place) are the session places of a copy (a dump: `Store.iter_entries`).
+        ``unique_turns`` (conversation writes) makes the store refuse, inside the transaction, a
+        turn whose session and turn id another stored turn holds: `WriteConflictError`, for
+        the caller to read the session again (`Memory.add_turn` renumbers).
         """
         if any(e.namespace != namespace for e in entries):
             raise InputError(f"a write batch holds entries of one namespace ({namespace!r})")
@@ -87,7 +90,7 @@ class Writer:
             try:
                 done, removed, skipped = self._write_once(entries, namespace, replaces, actor, log,
                                                              keep_stored_fields, removes, reinstates, expect, merging,
-                                                             places)
+                                                             places, unique_turns)
             except WriteConflictError:
                 if attempt == attempts:
                     raise
@@ -102,7 +105,7 @@ class Writer:
     def _write_once(self, entries: Sequence[Entry], namespace: str, replaces: Filters | None, actor: str | None,
                     log: bool, keep_stored_fields: bool, removes: Sequence[str], reinstates: Sequence[str],
                     expect: Mapping[str, Entry] | None, merge_checked: bool,
-                    places: Mapping[str, int] | None = None) -> tuple[int, int, int]:
+                    places: Mapping[str, int] | None = None, unique_turns: bool = False) -> tuple[int, int, int]:
         """One classify-embed-upsert pass: (written, removed, skipped), skipped the new
         entries another writer stored first. With `merge_checked`, an entry merged with the
         stored one is written only if that is still what is stored."""
@@ -137,7 +140,8 @@ class Writer:
         written, removed = self.store.upsert(namespace, todo, vectors, terms,
                                              replace=[*(e.id for e in changed if e.id), *removes],
                                              scope=replaces, keep=keep, actor=actor, log=log,
-                                             expect={**merged_from, **(expect or {})} or None, places=places)
+                                             expect={**merged_from, **(expect or {})} or None, places=places,
+                                             unique_turns=unique_turns)
         removed += len(removes)
         # An entry another writer stored between `classify` and the write was skipped there:
         # it is unchanged, not written by this call (with `merge_checked`, merged next pass).

@@ -4,11 +4,11 @@ changed against their stored form, and what a valid batch looks like."""
 from __future__ import annotations
 
 import json
-from typing import Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import EngramError
+from ..errors import EngramError, WriteConflictError
 from ..model import Entry
 from .base import EntryTerms
 
@@ -100,3 +100,26 @@ def inherited_places(entries: Sequence[Entry], deleted: Sequence[tuple[object, .
             place = by_turn.get((entry.source.session_id, entry.source.turn_id))
         places.append(place)
     return places
+
+
+def turn_ids_by_session(entries: Sequence[Entry]) -> dict[str, dict[str, str]]:
+    """The batch's turns by session: session id -> {turn id: entry id} (what `check_turn_ids`
+    checks against the store, one query per session)."""
+    out: dict[str, dict[str, str]] = {}
+    for entry in entries:
+        src = entry.source
+        if entry.kind == "turn" and src.session_id is not None and src.turn_id is not None:
+            out.setdefault(src.session_id, {}).setdefault(src.turn_id, entry.id or "")
+    return out
+
+
+def check_turn_ids(session_id: str, batch: Mapping[str, str], stored: Iterable[Sequence[Any]]) -> None:
+    """Inside a write transaction: a turn id names one turn of its session. `batch` maps the
+    turn ids the write adds to their entry ids, `stored` holds the session's stored turns
+    (entry id, turn id) once the write's own deletes are done; a turn id another stored entry
+    holds rolls the write back with `WriteConflictError` (another writer took that id first)."""
+    for entry_id, turn_id in stored:
+        mine = batch.get(turn_id)
+        if mine is not None and mine != entry_id:
+            raise WriteConflictError(f"turn id {turn_id!r:.80} of session {session_id!r:.80} is held by entry "
+                                     f"{entry_id} already (another writer stored it first); nothing was written")

@@ -22,7 +22,8 @@ import numpy as np
 from ..errors import EngramError, ModelMismatchError, NotFoundError
 from ..model import Entry, timestamp_epoch, utc_now
 from .base import EntryTerms, Filters, check_expected
-from .batches import PLACE, PLACE_COLUMNS, check_batch, copy_place, ids_by_namespace, inherited_places, split_by_stored
+from .batches import (PLACE, PLACE_COLUMNS, check_batch, check_turn_ids, copy_place, ids_by_namespace, inherited_places,
+                      split_by_stored, turn_ids_by_session)
 from .channels import NAME_FIELDS, name_tags, rank_symbolic
 from .connection import BUSY_TIMEOUT_MS, map_driver_error, scalar, translate_driver_errors
 from .gazetteer import Gazetteer
@@ -152,7 +153,7 @@ class SQLiteStore:
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
                keep: set[str] | None = None, actor: str | None = None, log: bool = True,
                expect: Mapping[str, Entry] | None = None,
-               places: Mapping[str, int] | None = None) -> tuple[int, int]:
+               places: Mapping[str, int] | None = None, unique_turns: bool = False) -> tuple[int, int]:
         """Insert normalised entries of `namespace` (and their vectors and analysed terms, same
         order) in ONE transaction.
 
@@ -168,7 +169,9 @@ class SQLiteStore:
         written again, DELETE), with `actor`, in the same transaction; ``log=False`` is for
         restoring an export, whose own history is restored instead. `places` (id -> place) are
         the session places of a copy (`iter_entries`); else a row that replaces another takes
-        its place.
+        its place. With `unique_turns` (conversation writes) a turn whose session and turn id
+        another stored turn holds, once the batch's own deletes are done, rolls the batch back
+        with `WriteConflictError` (`batches.check_turn_ids`): a turn id names one turn.
         """
         check_batch(namespace, entries, vectors, terms)
         now = utc_now()
@@ -191,6 +194,11 @@ class SQLiteStore:
                     self._log(conn, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = self._delete_ids(conn, namespace, list(replace), doomed) if replace else {}
             check_expected(expect, replaced, decode_entry)
+            if unique_turns:  # one query per session, after this write's own deletes
+                for session, turn_ids in turn_ids_by_session(entries).items():
+                    check_turn_ids(session, turn_ids, conn.execute(
+                        "SELECT id, turn_id FROM entries WHERE namespace = ? AND session_id = ? AND kind = 'turn' "
+                        "AND turn_id IS NOT NULL", (namespace, session)).fetchall())
             order = inherited_places(entries, doomed, places)
             for i, entry in enumerate(entries):
                 entry.created_at = entry.created_at or now

@@ -24,7 +24,8 @@ from psycopg import IsolationLevel
 from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, utc_now
 from ..base import SCHEMA_VERSION, EntryTerms, Filters, check_expected
-from ..batches import PLACE, check_batch, copy_place, ids_by_namespace, inherited_places, split_by_stored
+from ..batches import (PLACE, check_batch, check_turn_ids, copy_place, ids_by_namespace, inherited_places, split_by_stored,
+                       turn_ids_by_session)
 from ..channels import NAME_FIELDS
 from ..gazetteer import Gazetteer
 from ..open import redact
@@ -282,7 +283,7 @@ class PostgresStore:
                terms: Sequence[EntryTerms], replace: Sequence[str] = (), scope: Filters | None = None,
                keep: set[str] | None = None, actor: str | None = None, log: bool = True,
                expect: Mapping[str, Entry] | None = None,
-               places: Mapping[str, int] | None = None) -> tuple[int, int]:
+               places: Mapping[str, int] | None = None, unique_turns: bool = False) -> tuple[int, int]:
         """Insert entries (vectors, analysed terms) in ONE transaction; see `SQLiteStore.upsert`
         (writers hold the store's advisory lock, so what `delete_rows` reads is current)."""
         check_batch(namespace, entries, vectors, terms)
@@ -309,6 +310,11 @@ class PostgresStore:
                     log_event(cur, namespace, entry_id, "DELETE", old, None, actor, now)
             replaced = delete_rows(cur, namespace, list(replace), doomed) if replace else {}
             check_expected(expect, replaced, decode_entry)
+            if unique_turns:  # one query per session, after this write's own deletes
+                for session, turn_ids in turn_ids_by_session(entries).items():
+                    check_turn_ids(session, turn_ids, cur.execute(
+                        "SELECT id, turn_id FROM entries WHERE namespace = %s AND session_id = %s AND kind = 'turn' "
+                        "AND turn_id IS NOT NULL", (namespace, session)).fetchall())
             order = inherited_places(entries, doomed, places)
             written = insert_rows(cur, namespace, entries, vectors, terms, replaced, actor, now, log, order)
             for entry_id, old in replaced.items():
