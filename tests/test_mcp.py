@@ -223,3 +223,104 @@ def test_mcp_null_is_not_given_for_every_optional_argument(tmp_path: Path) -> No
         assert missing.is_error and "text" in missing.content[0].text
 
     anyio.run(session_run, db, "me", script)
+
+
+def test_mcp_tool_schemas_describe_every_argument_and_every_result(tmp_path: Path) -> None:
+    """What a model reads in tools/list: every tool declares its output (never an empty object
+    schema), every argument has a description, `filters` names its keys, memory_search has one
+    name per argument (the aliases a lenient client may send still work, unpublished), and
+    every structured result validates against its tool's output schema."""
+    import jsonschema
+
+    from engramdb.store.base import FILTER_KEYS
+
+    db = tmp_path / "schemas.db"
+    with Memory(db, namespace="me", embedder="minilm") as mem:
+        [note] = mem.add(["Ann keeps a cat called Tom."])
+    seen: dict = {}
+
+    async def script(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        for name, tool in tools.items():
+            assert tool.output_schema and tool.output_schema.get("properties"), name
+            assert tool.output_schema.get("additionalProperties") is not True, name
+            for argument, spec in tool.input_schema.get("properties", {}).items():
+                assert spec.get("description"), (name, argument)
+        for name in ("memory_search", "memory_list", "memory_timeline"):
+            described = tools[name].input_schema["properties"]["filters"]["description"]
+            assert all(key.split(".")[0] in described for key in FILTER_KEYS), (name, described)
+        assert set(tools["memory_search"].input_schema["properties"]) == {"query", "k", "filters", "now", "context"}
+        assert "turn_id" in tools["memory_add_turn"].input_schema["properties"]
+        calls = {"memory_search": {"query": "cat", "context": 1}, "memory_add": {"text": "Ann likes tea."},
+                 "memory_list": {}, "memory_get": {"ids": [note, "nope"]}, "memory_history": {"id": note},
+                 "memory_update": {"id": note, "topic": "pets"},
+                 "memory_add_turn": {"speaker": "Ann", "text": "Tom sleeps a lot.", "session_id": "s"},
+                 "memory_namespaces": {}, "memory_sessions": {}, "memory_timeline": {}}
+        for name, arguments in calls.items():
+            result = await session.call_tool(name, arguments)
+            assert not result.is_error, (name, result.content)
+            jsonschema.validate(result.structured_content, tools[name].output_schema)
+        deleted = await session.call_tool("memory_delete", {"id": note})
+        jsonschema.validate(deleted.structured_content, tools["memory_delete"].output_schema)
+        for aliased in ({"q": "cat", "top_k": 1}, {"query": "cat", "limit": 1}):  # accepted, not published
+            assert len(call_json(await session.call_tool("memory_search", aliased))["hits"]) == 1
+        seen["ok"] = True
+
+    anyio.run(session_run, db, "me", script)
+    assert seen["ok"]
+
+
+def test_mcp_add_turn_returns_its_turn_id_and_takes_one_to_correct_it(tmp_path: Path) -> None:
+    """memory_add_turn answers as POST /v1/conversations/{session}/turns does (turns, unchanged,
+    facts, written, removed) plus the turn's turn_id and entry id; a retry is told apart from
+    a turn without facts, and the turn_id corrects that turn."""
+    db = tmp_path / "turns.db"
+
+    async def script(session: ClientSession) -> None:
+        first = call_json(await session.call_tool("memory_add_turn", {
+            "speaker": "Ann", "text": "I adopted a cat yesterday.", "session_id": "s",
+            "timestamp": "2024-03-14T10:00:00"}))
+        assert first["session_id"] == "s" and first["turns"] == 1 and first["unchanged"] == 0
+        assert first["turn_id"] and first["id"] and first["written"] >= 1
+        quiet = call_json(await session.call_tool("memory_add_turn", {"speaker": "Bo", "text": "Hm.",
+                                                                      "session_id": "s"}))
+        assert quiet["turns"] == 1 and quiet["turn_id"] != first["turn_id"]
+        again = call_json(await session.call_tool("memory_add_turn", {"speaker": "Bo", "text": "Hm.",
+                                                                      "session_id": "s"}))
+        assert again["turns"] == 0 and again["unchanged"] == 1 and again["written"] == 0
+        assert again["turn_id"] == quiet["turn_id"] and again["id"] == quiet["id"]
+        fixed = call_json(await session.call_tool("memory_add_turn", {
+            "speaker": "Ann", "text": "I adopted a dog yesterday.", "session_id": "s",
+            "turn_id": first["turn_id"]}))
+        assert fixed["turn_id"] == first["turn_id"] and fixed["turns"] == 1 and fixed["removed"] >= 1
+        stored = call_json(await session.call_tool("memory_get", {"id": fixed["id"]}))["entries"][0]
+        assert stored["text"].endswith("I adopted a dog yesterday.") and stored["source"]["turn_id"] == \
+            first["turn_id"]
+        text = (await session.call_tool("memory_add_turn", {"speaker": "Ann", "text": "I adopted a dog yesterday.",
+                                                            "session_id": "s", "turn_id": first["turn_id"]}))
+        assert "retry" in text.content[0].text and first["turn_id"] in text.content[0].text
+
+    anyio.run(session_run, db, "me", script)
+
+
+def test_mcp_result_text_is_short_and_readable(tmp_path: Path) -> None:
+    """The text block is a few readable lines (the data is the structured content): not the
+    result as JSON, and a hit's text appears once, with its id."""
+    db = tmp_path / "text.db"
+    with Memory(db, namespace="me", embedder="minilm") as mem:
+        ids = mem.add(["Ann keeps a cat called Tom.", "Ann's cat Tom is ginger."])
+
+    async def script(session: ClientSession) -> None:
+        found = await session.call_tool("memory_search", {"query": "Ann's cat"})
+        text = found.content[0].text
+        assert not text.lstrip().startswith("{") and len(found.content) == 1
+        for entry_id, said in zip(ids, ["Ann keeps a cat called Tom.", "Ann's cat Tom is ginger."]):
+            assert text.count(said) == 1 and f"[{entry_id}]" in text
+        for name, arguments in (("memory_list", {}), ("memory_get", {"id": ids[0]}), ("memory_namespaces", {}),
+                                ("memory_history", {"id": ids[0]}), ("memory_timeline", {}),
+                                ("memory_sessions", {})):
+            result = await session.call_tool(name, arguments)
+            said = result.content[0].text
+            assert not said.lstrip().startswith(("{", "[{")) and len(said) < 400, (name, said)
+
+    anyio.run(session_run, db, "me", script)
