@@ -105,7 +105,7 @@ SEARCHES = {
     "since at the calendar limit": (["tea", "--filter", "since=9999-12-31T23:59:59-05:00"], "out of range"),
     "until at the calendar limit": (["tea", "--filter", "until=0001-01-01T00:00:00+01:00"], "out of range"),
     "now at the calendar limit": (["tea", "--now", "9999-12-31T23:59:59-05:00"], "out of range"),
-    "no such day": (["tea", "--filter", "until=2023-02-30"], "value '2023-02-30' is not ISO 8601"),
+    "no such day": (["tea", "--filter", "until=2023-02-30"], "value '2023-02-30' is not a date that exists"),
     "empty now": (["tea", "--now", ""], "now must be an ISO 8601 time"),
     "lone surrogate": (["tea \udc80"], "not valid Unicode"),
     "unknown filter": (["tea", "--filter", "colour=red"], "unknown filter 'colour'"),
@@ -263,3 +263,46 @@ def test_dot_segment_ids_are_refused_before_any_write(mem: Memory, tmp_path: Pat
         mem.import_path(dump)
     assert mem.count() == 0 and not (tmp_path / "cli.db").exists()
     assert mem.add([{"text": "dots inside", "id": "..a"}, {"text": "and", "id": "v1.2."}]) == ["..a", "v1.2."]
+
+
+@pytest.mark.parametrize("size", [0, -1, 1.5, True, "8"])
+def test_batch_size_is_checked(mem: Memory, size: object) -> None:
+    with pytest.raises(InputError, match="batch_size must be a positive integer"):
+        mem.add(["a", "b"], batch_size=size)  # type: ignore[arg-type]
+    assert mem.count() == 0
+
+
+@pytest.mark.parametrize("data", [b"some bytes", bytearray(b"x"), memoryview(b"x")])
+def test_bytes_are_named_not_iterated(mem: Memory, data: object) -> None:
+    with pytest.raises(InputError) as err:
+        mem.add(data)  # type: ignore[arg-type]
+    assert f"not {type(data).__name__} (decode it first" in str(err.value) and "int" not in str(err.value)
+
+
+@pytest.mark.parametrize(("stamp", "message"), [
+    ("2024-02-30", "'2024-02-30' is not a date that exists (day is out of range for month)"),
+    ("2023-02-29T10:00:00Z", "is not a date that exists"),
+    ("2024-13-01", "is not a date that exists (month must be in 1..12)"),
+    ("2024", "'2024' is a year, not a time: give a day, e.g. 2024-01-01"),
+    ("2024-02", "'2024-02' is a month, not a time: give a day, e.g. 2024-02-01"),
+    ("2024-02-10T25:00", "has no such time of day"),
+    ("last tuesday", "is not ISO 8601"),
+])
+def test_timestamp_messages_say_what_is_wrong(mem: Memory, stamp: str, message: str) -> None:
+    with pytest.raises(InputError, match=f"item 0: timestamp .*{message.replace('(', '.').replace(')', '.')}"):
+        mem.add(Entry(text="x", timestamp=stamp))
+    with pytest.raises(InputError, match="since"):
+        mem.search("x", filters={"since": stamp})
+
+
+def test_a_closed_memory_says_so(mem: Memory) -> None:
+    from engramdb import MemoryClosedError, StoreError
+
+    mem.add("tea with Ana")
+    mem.close()
+    for use in (lambda: mem.count(), lambda: mem.search("tea"), lambda: mem.add("more"), lambda: mem.list(),
+                lambda: mem.add_turn("A", "hi", session_id="s")):
+        with pytest.raises(MemoryClosedError, match=r"^this Memory is closed \(store .*\); open a new Memory"):
+            use()
+    assert issubclass(MemoryClosedError, StoreError)
+    mem.close()  # closing twice is fine

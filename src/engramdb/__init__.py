@@ -9,7 +9,8 @@
 from .conversation import Conversation, ConversationReport, OfflineExtractor, Turn
 from .embed import Embedder, get_embedder
 from .errors import (
-    EmbedderUnavailable, EngramError, InputError, ModelMismatchError, NotAStoreError, NotFoundError,
+    EmbedderUnavailable, EngramError, InputError, MemoryClosedError, ModelMismatchError, NotAStoreError,
+    NotFoundError,
     ReadOnlyStoreError,
     StoreBusyError, StoreCorruptError, StoreError, StoreUnavailableError,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "Embedder", "get_embedder", "LLMClient", "LLMConfig", "LLMError",
     "Preset", "load_preset", "PRESET_NAMES", "OnnxCrossEncoder",
     "EngramError", "InputError", "ModelMismatchError", "EmbedderUnavailable",
-    "NotFoundError", "StoreError", "NotAStoreError", "ReadOnlyStoreError", "StoreBusyError", "StoreCorruptError",
+    "NotFoundError", "StoreError", "MemoryClosedError", "NotAStoreError", "ReadOnlyStoreError", "StoreBusyError",
+    "StoreCorruptError",
     "StoreUnavailableError", "__version__",
 ]

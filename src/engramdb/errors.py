@@ -56,6 +56,10 @@ class StoreUnavailableError(StoreError):
     down, no free connection): transient, so a later call may succeed (HTTP 503)."""
 
 
+class MemoryClosedError(StoreError):
+    """The `Memory` (or its store) was closed: open a new one to go on."""
+
+
 class StoreCorruptError(StoreError):
     """SQLite reports the file as damaged."""
 

@@ -160,9 +160,15 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        """Close the store (which finishes its own upkeep, e.g. saving a vector graph)."""
+        """Close the store (which finishes its own upkeep, e.g. saving a vector graph). Using the Memory
+        afterwards raises `MemoryClosedError` ("this Memory is closed"); closing it again is a no-op."""
+        from typing import cast
+
+        from .store.closed import ClosedStore
+
         self._executor.shutdown(wait=True)
         self.store.close()
+        self.store = self.writer.store = cast(Store, ClosedStore(str(self.path)))
 
     def _scope(self, namespace: str | None) -> str:
         """The namespace a call acts in: the one it names, else this Memory's."""
@@ -219,8 +225,13 @@ class Memory:
         superseded, in the same transaction (see docs/LIFECYCLE.md). ``expires_at`` sets the
         expiry of every item that has none. ``actor`` is recorded in the history log.
         """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError(f"batch_size must be a positive integer, not {batch_size!r:.20}")
         if isinstance(items, (str, Entry, dict)):
             items = [items]
+        elif isinstance(items, (bytes, bytearray, memoryview)):  # iterating them gives ints
+            raise InputError(f"add takes a string, an Entry, a dict or a list of them, not {type(items).__name__} "
+                             "(decode it first, e.g. data.decode('utf-8'))")
         elif not hasattr(items, "__iter__"):
             raise InputError(f"add takes a string, an Entry, a dict or a list of them, not {type(items).__name__}")
         ns = self._scope(namespace)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+import re
+from datetime import date, datetime, timezone
 from typing import Any, Callable, TypeVar
 
 from .errors import InputError
@@ -149,6 +150,28 @@ def normalize_timestamp(value: str | datetime | None, what: str = "timestamp") -
     return aware.astimezone(timezone.utc).isoformat(timespec="seconds") if aware else None
 
 
+_YEAR_MONTH = re.compile(r"(\d{4})(?:-(\d{2}))?")
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?", re.DOTALL)
+
+
+def _why_not_a_time(text: str) -> str:
+    """Why ``text`` is no time ``datetime.fromisoformat`` reads: a date that does not exist, a year or month
+    alone (a period, not a time: which instant was meant is the caller's to say), or not ISO 8601 at all."""
+    if (period := _YEAR_MONTH.fullmatch(text)) is not None:
+        start = f"{period[1]}-{period[2] or '01'}-01"
+        return f"is a {'month' if period[2] else 'year'}, not a time: give a day, e.g. {start}"
+    if (day := _DATE.fullmatch(text)) is not None:
+        try:
+            date(int(day[1]), int(day[2]), int(day[3]))
+        except ValueError as exc:
+            return f"is not a date that exists ({exc})"
+        try:
+            datetime.fromisoformat(text[10:].replace(" ", "T", 1).replace("T", "2000-01-01T", 1))
+        except ValueError:
+            return "has no such time of day (e.g. 2023-05-08T13:56:00)"
+    return "is not ISO 8601 (e.g. 2023-05-08T13:56:00)"
+
+
 def aware_timestamp(value: str | datetime | None, what: str = "timestamp") -> datetime | None:
     """The same reading as `normalize_timestamp`, to the second, but keeping the value's own
     UTC offset: what a relative time ("yesterday", "上周") said at that moment means depends on
@@ -166,7 +189,7 @@ def aware_timestamp(value: str | datetime | None, what: str = "timestamp") -> da
             dt = datetime.fromisoformat(text)
         except ValueError:
             shown = value if len(value) <= 40 else value[:37] + "..."
-            raise ValueError(f"{what} {shown!r} is not ISO 8601 (e.g. 2023-05-08T13:56:00)") from None
+            raise ValueError(f"{what} {shown!r} {_why_not_a_time(text)}") from None
     else:
         raise ValueError(f"{what} must be ISO 8601 text (e.g. 2023-05-08T13:56:00), not {_type(value)}")
     if dt.tzinfo is None:
