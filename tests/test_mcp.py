@@ -91,7 +91,7 @@ def test_mcp_tools_end_to_end(tmp_path: Path) -> None:
         assert meta.is_error and meta.content[0].text.startswith("memory_add: metadata:")
         for extra in ({"bogus": 1}, {"namespace": "bob"}):
             refused = await session.call_tool("memory_search", {"query": "vault", **extra})
-            assert refused.is_error and f"memory_search takes no argument {next(iter(extra))!r}" in \
+            assert refused.is_error and f"memory_search: no argument {next(iter(extra))!r}" in \
                 refused.content[0].text
         seen["ok"] = True
 
@@ -322,5 +322,32 @@ def test_mcp_result_text_is_short_and_readable(tmp_path: Path) -> None:
             result = await session.call_tool(name, arguments)
             said = result.content[0].text
             assert not said.lstrip().startswith(("{", "[{")) and len(said) < 400, (name, said)
+
+    anyio.run(session_run, db, "me", script)
+
+
+def test_mcp_errors_read_tool_colon_message(tmp_path: Path) -> None:
+    """Every tool error is one line `<tool>: <message>`, whether Engram, the SDK or the argument
+    checks found it: no 'Error executing tool' prefix, a tool without arguments says so, and
+    an empty or mistyped speaker is named as such (not as missing, nor as a 'role' it does not
+    take)."""
+    db = tmp_path / "errors.db"
+    cases = [("memory_delete", {"id": "nope"}, "memory_delete: not found in namespace 'me': nope"),
+             ("memory_search", {"query": "x", "now": "yesterday"}, "memory_search: now 'yesterday' is not ISO 8601"),
+             ("memory_get", {}, "memory_get: give ids"),
+             ("memory_namespaces", {"x": 1}, "memory_namespaces: no argument 'x'; it takes no arguments"),
+             ("memory_add", {"text": "x", "bogus": 1}, "memory_add: no argument 'bogus'; it takes text, persons"),
+             ("memory_add", {}, "memory_add: text: required"),
+             ("memory_add_turn", {"speaker": "", "text": "x", "session_id": "s"},
+              "memory_add_turn: speaker must be a non-empty string"),
+             ("memory_add_turn", {"speaker": 5, "text": "x", "session_id": "s"},
+              "memory_add_turn: speaker: Input should be a valid string")]
+
+    async def script(session: ClientSession) -> None:
+        for name, arguments, expected in cases:
+            result = await session.call_tool(name, arguments)
+            said = result.content[0].text
+            assert result.is_error and said.startswith(expected) and "\n" not in said, (name, said)
+            assert "Error executing" not in said and "role" not in said, said
 
     anyio.run(session_run, db, "me", script)

@@ -230,7 +230,8 @@ def _count(n: int, what: str) -> str:
 class EngramMCPServer(MCPServer):
     """The SDK's server, with argument mistakes reported as the HTTP API reports them: an
     argument a tool does not take is refused (not silently dropped), a value of the wrong type
-    is one line naming the argument, not pydantic's multi-line report."""
+    is one line naming the argument, not pydantic's multi-line report, and every error reads
+    ``<tool>: <message>``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -251,7 +252,8 @@ class EngramMCPServer(MCPServer):
         aliases = self.aliases.get(name, {})
         unknown = sorted(set(arguments or {}) - set(takes) - set(aliases)) if takes is not None else []
         if unknown:
-            raise ToolError(f"{name} takes no argument {unknown[0]!r} (it takes {', '.join(takes or [])})")
+            raise ToolError(f"{name}: no argument {unknown[0]!r}; " +
+                            (f"it takes {', '.join(takes)}" if takes else "it takes no arguments"))
         # null is "not given", for every argument alike: a model (or a client that sends every
         # property, strict tool calling) sends null for the ones it does not mean.
         arguments = {key: value for key, value in (arguments or {}).items() if value is not None}
@@ -277,7 +279,11 @@ class EngramMCPServer(MCPServer):
             if isinstance(cause, ValidationError) and cause.errors():
                 first = cause.errors()[0]
                 where = ".".join(str(p) for p in first.get("loc", ()))
-                raise ToolError(f"{name}: {where}: {first.get('msg', 'invalid')}") from None
+                said = "required, and not given" if first.get("type") == "missing" else first.get("msg", "invalid")
+                raise ToolError(f"{name}: {where}: {said}") from None
+            wrapped = f"Error executing tool {name}: "  # the SDK's prefix: one prefix for every error
+            if str(exc).startswith(wrapped):
+                raise type(exc)(f"{name}: {str(exc)[len(wrapped):]}") from exc.__cause__
             raise
 
 
@@ -428,6 +434,9 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
                             "holds to correct that turn, or to make a retry safe."))] = None
                         ) -> Annotated[CallToolResult, AddTurnResult]:
         ns = scope(ctx, "write", "memory_add_turn")
+        for name, value in (("speaker", speaker), ("text", text), ("session_id", session_id)):
+            if not value.strip():
+                raise InputError(f"{name} must be a non-empty string")
         report = memory.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, turn_id=turn_id,
                                  namespace=ns)
         stored = _stored_turn(memory, ns, session_id, speaker, text, turn_id)
