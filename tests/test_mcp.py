@@ -16,9 +16,9 @@ TOOLS = {"memory_add", "memory_search", "memory_list", "memory_get", "memory_upd
          "memory_history", "memory_add_turn", "memory_namespaces", "memory_sessions", "memory_timeline"}
 
 
-async def session_run(db: Path, namespace: str, script) -> None:  # type: ignore[no-untyped-def]
+async def session_run(db: Path, namespace: str, script, *options: str) -> None:  # type: ignore[no-untyped-def]
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "engramdb.cli", "--db", str(db), "-n", namespace, "mcp"],
+                                   args=["-m", "engramdb.cli", "--db", str(db), "-n", namespace, "mcp", *options],
                                    env={"ENGRAM_EMBEDDER": "minilm"})
     async with stdio_client(params) as streams:
         async with ClientSession(streams[0], streams[1]) as session:
@@ -351,3 +351,27 @@ def test_mcp_errors_read_tool_colon_message(tmp_path: Path) -> None:
             assert "Error executing" not in said and "role" not in said, said
 
     anyio.run(session_run, db, "me", script)
+
+
+def test_mcp_stdio_caps_k_as_the_server_does(tmp_path: Path) -> None:
+    """`engram mcp` limits k as `engram serve` does (--max-k, 100 by default), so a k that works
+    over stdio works over /mcp; --max-k raises it up to the library's 1,000."""
+    db = tmp_path / "k.db"
+    with Memory(db, namespace="me", embedder="minilm") as mem:
+        mem.add(["Ann keeps a cat called Tom."])
+    seen: dict = {}
+
+    async def default(session: ClientSession) -> None:
+        capped = await session.call_tool("memory_search", {"query": "cat", "k": 500})
+        seen["default"] = capped.content[0].text
+        assert len(call_json(await session.call_tool("memory_search", {"query": "cat", "k": 100}))["hits"]) == 1
+
+    async def raised(session: ClientSession) -> None:
+        seen["raised"] = call_json(await session.call_tool("memory_search", {"query": "cat", "k": 500}))["hits"]
+        over = await session.call_tool("memory_search", {"query": "cat", "k": 1001})
+        seen["over"] = over.content[0].text
+
+    anyio.run(session_run, db, "me", default)
+    anyio.run(session_run, db, "me", raised, "--max-k", "1000")
+    assert "k must be an integer from 1 to 100 here, not 500" in seen["default"]
+    assert len(seen["raised"]) == 1 and "from 1 to 1000 here" in seen["over"]

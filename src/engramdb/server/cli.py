@@ -87,8 +87,10 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
         uvicorn.run(app, host=host, port=port, log_level="info")
 
     @main.command("mcp")
+    @click.option("--max-k", default=100, show_default=True, type=click.IntRange(1),
+                  help="Largest k memory_search may ask for, as `engram serve --max-k` (the library's 1,000 at most).")
     @click.pass_context
-    def mcp_cmd(ctx: click.Context) -> None:
+    def mcp_cmd(ctx: click.Context, max_k: int) -> None:
         """Serve the memory tools over MCP on stdio (for Claude Desktop, Cursor, any MCP client),
         on the store of --db and the namespace of --namespace."""
         try:
@@ -100,7 +102,7 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
 
         with Memory(ctx.obj["db"], namespace=ctx.obj["namespace"], embedder=ctx.obj["embedder"],
                     allow_preset_files=False) as memory:
-            build_server(memory, ctx.obj["namespace"]).run("stdio")
+            build_server(memory, ctx.obj["namespace"], max_k=max_k).run("stdio")
 
     @main.group()
     def keys() -> None:
