@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engramdb import Entry, Filters, InputError
+from engramdb import Entry, Filters, InputError, Memory
 from engramdb.pipeline.presets import PRESET_NAMES, load_preset
 
 
@@ -51,7 +51,10 @@ def test_shipped_presets_load():
     ("[channels.semantic]\nk = 5\nevidence = 0.2", "takes only 'k' and 'weight'"),
     ("description = 'x'", "at least one channel"),
     ("[channels.lexical]\nk = 5\n[fusion]\nmethod = 'borda'", "fusion.method"),
-    ("[channels.lexical]\nk = 5\n[extras]\nx = 1", "unknown section"),
+    ("[channels.lexical]\nk = 5\n[extras]\nx = 1", "unknown key 'extras' \\(tables: adapt, channels"),
+    ("extend = 'default'\n[channels.lexical]\nk = 5", "unknown key 'extend' \\(did you mean 'extends'\\?\\)"),
+    ("[channel.lexical]\nk = 5", "unknown key 'channel' \\(did you mean 'channels'\\?\\)"),
+    ("description = 5\n[channels.lexical]\nk = 5", "description must be a string, not int"),
     ("[channels.lexical]\nk = 5\n[plan]\nplanner = 'oracle'", "plan.planner must be one of none, rules, llm"),
     ("[channels.lexical]\nk = 5\n[plan]\nreflect_rounds = 9", "reflect_rounds must be an integer from 0 to 5"),
     ("[channels.lexical]\nk = 5\n[plan]\ndepth = 2", r"\[plan\] takes only"),
@@ -172,3 +175,15 @@ def test_a_preset_extending_default_may_leave_out_its_stages(tmp_path: Path) -> 
                    encoding="utf-8")
     with pytest.raises(InputError, match=r"\[neighbours\] is configured but 'neighbours' is not in pipeline.stages"):
         load_preset(str(own))
+
+
+def test_a_path_preset_is_read_like_a_str_path(mem: Memory, tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text('description = "mine"\n[channels.lexical]\nk = 5\n', encoding="utf-8")
+    assert load_preset(path).description == "mine"
+    mem.add("Priya booked the flights to Lisbon.")
+    assert mem.search("flights", preset=path).trace["preset"] == "mine"
+    with pytest.raises(InputError, match="a preset file is a .toml path"):
+        load_preset(tmp_path / "mine.txt")
+    with pytest.raises(InputError, match="preset must be a name, a .toml path, a Preset or a table, not int"):
+        load_preset(5)  # type: ignore[arg-type]

@@ -458,7 +458,7 @@ class Memory:
         *,
         filters: Filters | dict[str, Any] | None = None,
         namespace: str | None = None,
-        preset: "str | Preset | dict[str, Any]" = "default",
+        preset: "str | os.PathLike[str] | Preset | dict[str, Any]" = "default",
         group_by: str | None = None,
         threshold: float | None = None,
         include_superseded: bool = False,

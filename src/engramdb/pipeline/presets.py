@@ -10,8 +10,10 @@ The full reference is docs/PRESETS.md.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -276,7 +278,14 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         raise check.fail("[select] was split into [group] (per_group, pool_factor) and [diversify] (mmr_lambda, pool)")
     unknown = set(data) - _SECTIONS
     if unknown:
-        raise check.fail(f"unknown section(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_SECTIONS))})")
+        names = sorted(unknown, key=str)
+        known = sorted(_SECTIONS - {"description"}) + ["description", "extends"]
+        hints = [f"{n!r:.40} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(str(n), known, 1, 0.75))
+                 else f"{n!r:.40}" for n in names]
+        raise check.fail(f"unknown key{'s' if len(names) > 1 else ''} {', '.join(hints)} (tables: "
+                         f"{', '.join(sorted(_SECTIONS - {'description'}))}; top-level keys: description, extends)")
+    if not isinstance(data.get("description", ""), str):
+        raise check.fail(f"description must be a string, not {type(data['description']).__name__}")
     channels = _channels(check, data)
     fusion = check.section(data, "fusion", {"method", "k", "normalization", "route_slots", "calibration", "model"})
     plan = check.section(data, "plan", {"planner", "reflect_rounds"})
@@ -438,16 +447,20 @@ def _gate(check: _Checker, data: dict[str, Any]) -> GateConfig:
 _cache: dict[str, Preset] = {}
 
 
-def load_preset(preset: "str | Preset | dict[str, Any]", *, allow_files: bool = True) -> Preset:
+def load_preset(preset: "str | os.PathLike[str] | Preset | dict[str, Any]", *, allow_files: bool = True) -> Preset:
     """A shipped preset by name, a `Preset`, an inline table (see `preset_from_table`), or a
-    user preset from a ``.toml`` path (unless ``allow_files=False``: a server must never be
-    made to read a file its client names)."""
+    user preset from a ``.toml`` path, a str or a `pathlib.Path` (unless ``allow_files=False``: a server must never
+    be made to read a file its client names)."""
     if isinstance(preset, Preset):
         return preset
     if isinstance(preset, dict):
         return preset_from_table(preset, allow_files=allow_files)
+    if isinstance(preset, os.PathLike):
+        preset = os.fspath(preset)
+        if not isinstance(preset, str) or not preset.endswith(".toml"):
+            raise InputError(f"a preset file is a .toml path, not {preset!r:.80}")
     if not isinstance(preset, str):
-        raise InputError(f"preset must be a name, a Preset or a table, not {type(preset).__name__}")
+        raise InputError(f"preset must be a name, a .toml path, a Preset or a table, not {type(preset).__name__}")
     if preset in _cache:
         return _cache[preset]
     shipped = _shipped()
