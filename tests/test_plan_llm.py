@@ -180,6 +180,7 @@ def test_reflection_server_error_stops_the_loop() -> None:
     with FakeLLMServer([{"status": 500, "body": {"error": {"message": "model crashed"}}}] * 2) as srv:
         client = _client(srv.base_url, retries=1)
         judgement = Reflector(client).judge(QUESTION, PLAN, HITS)
-    assert judgement.ok is False and judgement.complete is True and judgement.gap_queries == []
+    assert judgement.ok is False and judgement.complete is None and judgement.gap_queries == []  # no verdict
+    assert judgement.to_dict()["complete"] is None
     assert "model crashed" in judgement.reason and "HTTP 500" in judgement.reason
     assert client.usage.failures == 1

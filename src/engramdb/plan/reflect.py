@@ -3,7 +3,8 @@
 `Reflector.judge` makes one chat call per round. When the evidence is incomplete the model
 names what is missing and writes up to three short search queries for it; the caller runs
 them, merges the hits and judges again, for at most ``max_rounds`` rounds. A failed call
-says "complete" (with ``ok=False``) so the caller stops instead of looping on a dead endpoint.
+gives no verdict (``complete=None``, ``ok=False``) and no gap queries, so the caller stops instead of
+looping on a dead endpoint.
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ class Judgement:
 
     ``gap_queries`` are new searches for the missing pieces (distinct, never the original
     question, empty when ``complete``). ``ok`` is False when the LLM call failed; ``complete``
-    is then True so a retrieval loop stops, and ``reason`` holds the error.
+    is then None (no verdict: the model never judged the hits), ``gap_queries`` empty so a retrieval
+    loop stops, and ``reason`` holds the error.
     """
 
-    complete: bool
+    complete: bool | None
     gap_queries: list[str] = field(default_factory=list)
     reason: str = ""
     ok: bool = True
@@ -97,7 +99,7 @@ class Reflector:
             reply, _ = self.client.chat_json(self._messages(query, plan, hits), validate=ReflectReply.model_validate,
                                              max_tokens=self.max_tokens, purpose="reflect")
         except Exception as exc:  # noqa: BLE001 - a failed check must end the loop, not the search
-            return Judgement(complete=True, reason=_one_line(str(exc), 300) or type(exc).__name__, ok=False)
+            return Judgement(complete=None, reason=_one_line(str(exc), 300) or type(exc).__name__, ok=False)
         missing = reply.missing.strip()
         if reply.complete:
             return Judgement(complete=True, reason=missing or "the evidence answers the question")
