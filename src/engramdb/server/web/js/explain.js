@@ -105,7 +105,8 @@ function reflect(rec) {
   return {
     summary: `${rounds.length} reflection ${rounds.length === 1 ? "round" : "rounds"}`,
     body: h("ol", { class: "plain" }, rounds.map((r) => h("li", {}, `round ${r.round}: `,
-      r.complete ? "the hits answer the question" : `gaps: ${(r.gap_queries || []).join("; ") || "none named"}`))),
+      r.ok === false ? `the judgement failed: ${r.reason || "no reason given"}`
+        : r.complete ? "the hits answer the question" : `gaps: ${(r.gap_queries || []).join("; ") || "none named"}`))),
     used: ["rounds"],
   };
 }
