@@ -164,7 +164,7 @@ class Memory:
         afterwards raises `MemoryClosedError` ("this Memory is closed"); closing it again is a no-op."""
         from typing import cast
 
-        from .store.closed import ClosedStore
+        from .store.open import ClosedStore
 
         self._executor.shutdown(wait=True)
         self.store.close()

@@ -17,6 +17,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from ..errors import InputError, StoreError
 from .base import Store
+from .closed import ClosedStore  # what a closed Memory holds: opened and closed here, for the layers above
 from .connection import BUSY_TIMEOUT_MS, writable
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
