@@ -341,14 +341,23 @@ def test_mcp_errors_read_tool_colon_message(tmp_path: Path) -> None:
              ("memory_add_turn", {"speaker": "", "text": "x", "session_id": "s"},
               "memory_add_turn: speaker must be a non-empty string"),
              ("memory_add_turn", {"speaker": 5, "text": "x", "session_id": "s"},
-              "memory_add_turn: speaker: Input should be a valid string")]
+              "memory_add_turn: speaker: Input should be a valid string"),
+             # A query that is not text nor chat messages that say something is refused, never
+             # searched as the literal "[]" (which found hits with confident scores).
+             ("memory_search", {"query": []}, "memory_search: give the question as query"),
+             ("memory_search", {"query": [{"role": "user"}]}, "memory_search: query: no message in it says anything"),
+             ("memory_search", {"query": [{"role": "system", "content": "Be brief."}]},
+              "memory_search: query: no message in it says anything"),
+             ("memory_search", {"query": 5}, "memory_search: query: Input should be a valid string"),
+             ("memory_search", {"query": {"role": "user", "content": "x"}},
+              "memory_search: query: Input should be a valid string")]
 
     async def script(session: ClientSession) -> None:
         for name, arguments, expected in cases:
             result = await session.call_tool(name, arguments)
             said = result.content[0].text
             assert result.is_error and said.startswith(expected) and "\n" not in said, (name, said)
-            assert "Error executing" not in said and "role" not in said, said
+            assert "Error executing" not in said and ("role" not in said or name == "memory_search"), said
 
     anyio.run(session_run, db, "me", script)
 

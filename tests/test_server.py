@@ -122,6 +122,9 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         # The doors validate as the library does, with messages that say what is wrong.
         assert error(http.post("/v1/memories/search", json={"query": "x", "k": "3"})) == (422, "invalid_request")
         assert error(http.post("/v1/memories/search", json={"query": "x", "k": True})) == (422, "invalid_request")
+        for query in ([], [{"role": "user"}], 5):  # a query is text here (never searched as "[]")
+            refused = http.post("/v1/memories/search", json={"query": query})
+            assert error(refused) == (422, "invalid_request") and "query" in refused.json()["error"]["message"]
         both = http.post("/v1/memories", json={"text": "a", "entry": {"text": "b"}})
         assert error(both) == (400, "bad_input") and "not text and entry" in both.json()["error"]["message"]
         empty = http.post("/v1/memories/search", headers={"content-type": "application/json"})

@@ -115,6 +115,12 @@ def _message_turns(query: str) -> tuple[tuple[str, str], ...]:
     return tuple(turns)
 
 
+def said_messages(query: str) -> bool:
+    """Whether chat messages as JSON say anything: one message with a speaker (a role) and
+    content, not a system one; False for ``[]``, ``[{"role": "user"}]`` or any other text."""
+    return bool(_message_turns(query))
+
+
 def _turns(query: str) -> list[tuple[str, str]]:
     """(speaker, utterance) pairs of a dialogue-context query; [] when it is not one."""
     if messages := _message_turns(query):
