@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -16,11 +17,12 @@ TOOLS = {"memory_add", "memory_search", "memory_list", "memory_get", "memory_upd
          "memory_history", "memory_add_turn", "memory_namespaces", "memory_sessions", "memory_timeline"}
 
 
-async def session_run(db: Path, namespace: str, script, *options: str) -> None:  # type: ignore[no-untyped-def]
+async def session_run(db: Path, namespace: str, script, *options: str,  # type: ignore[no-untyped-def]
+                      errlog=None) -> None:
     params = StdioServerParameters(command=sys.executable,
                                    args=["-m", "engramdb.cli", "--db", str(db), "-n", namespace, "mcp", *options],
                                    env={"ENGRAM_EMBEDDER": "minilm"})
-    async with stdio_client(params) as streams:
+    async with stdio_client(params, errlog=errlog or sys.stderr) as streams:
         async with ClientSession(streams[0], streams[1]) as session:
             await session.initialize()
             await script(session)
@@ -359,7 +361,14 @@ def test_mcp_errors_read_tool_colon_message(tmp_path: Path) -> None:
             assert result.is_error and said.startswith(expected) and "\n" not in said, (name, said)
             assert "Error executing" not in said and ("role" not in said or name == "memory_search"), said
 
-    anyio.run(session_run, db, "me", script)
+    log = tmp_path / "stderr.log"
+    with log.open("w") as errlog:
+        anyio.run(functools.partial(session_run, errlog=errlog), db, "me", script)
+    # Each mistake is one line of the server's stderr (not rich's wrapped, time-columned form).
+    lines = log.read_text().splitlines()
+    for name, _, expected in cases:
+        assert any(expected in line and line.split()[2] == "INFO" for line in lines), (expected, lines)
+    assert all(" INFO " in line or " WARNING " in line for line in lines), lines
 
 
 def test_mcp_stdio_caps_k_as_the_server_does(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@ are imported only when the server starts, so the rest of the CLI works without t
 
 from __future__ import annotations
 
+import logging
 import socket
+import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
@@ -100,6 +102,12 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
                 from exc
         from ..memory import Memory
 
+        # One line a record on stderr, which a client keeps as the server's log: the SDK would
+        # install rich's handler, which wraps each record at about 80 columns under a time
+        # column (its own basicConfig then leaves this one in place). A tool called with bad
+        # arguments is one INFO line naming the tool and the error.
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr,
+                            force=True)
         with Memory(ctx.obj["db"], namespace=ctx.obj["namespace"], embedder=ctx.obj["embedder"],
                     allow_preset_files=False) as memory:
             build_server(memory, ctx.obj["namespace"], max_k=max_k).run("stdio")
