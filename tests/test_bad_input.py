@@ -287,6 +287,7 @@ def test_bytes_are_named_not_iterated(mem: Memory, data: object) -> None:
     ("2024-02", "'2024-02' is a month, not a time: give a day, e.g. 2024-02-01"),
     ("2024-02-10T25:00", "has no such time of day"),
     ("last tuesday", "is not ISO 8601"),
+    ("10000-01-01", "'10000-01-01' has year 10000, out of range (years 1 to 9999)"),
 ])
 def test_timestamp_messages_say_what_is_wrong(mem: Memory, stamp: str, message: str) -> None:
     with pytest.raises(InputError, match=f"item 0: timestamp .*{message.replace('(', '.').replace(')', '.')}"):

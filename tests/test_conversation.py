@@ -95,6 +95,27 @@ def test_malformed_turn_is_reported_with_its_line_and_nothing_is_written(mem: Me
     assert mem.count(all_namespaces=True) == 0
 
 
+def test_a_mistyped_speaker_or_an_out_of_range_year_is_named_as_such(mem: Memory, tmp_path: Path) -> None:
+    """A JSONL turn whose speaker is a number is told its speaker must be a string (not that it
+    is missing), and a year past 9999 that it is out of range (not that it is not ISO 8601),
+    naming the line; add_conversation says the same of its turns."""
+    cases = [({"speaker": 5, "text": "hi"}, "'speaker' must be a string, not int"),
+             ({"role": ["user"], "text": "hi"}, "'role' must be a string, not list"),
+             ({"speaker": "  ", "text": "hi"}, "'speaker' is blank"),
+             ({"speaker": "Ann", "text": "hi", "timestamp": "10000-01-01"},
+              "timestamp '10000-01-01' has year 10000, out of range (years 1 to 9999)")]
+    for line, expected in cases:
+        path = tmp_path / "turns.jsonl"
+        path.write_text(json.dumps({"speaker": "Bob", "text": "fine"}) + "\n" + json.dumps(line) + "\n")
+        with pytest.raises(InputError) as caught:
+            mem.import_path(path)
+        assert str(caught.value) == f"{path}:2: {expected}"
+        with pytest.raises(InputError) as caught:
+            mem.add_conversation([{"speaker": "Bob", "text": "fine"}, line], session_id="s")
+        assert str(caught.value) == f"turn 1: {expected}"
+    assert mem.count(all_namespaces=True) == 0
+
+
 def test_import_writes_turns_and_facts_linked_to_them(mem: Memory) -> None:
     report = mem.import_path(FIXTURES / "turns.jsonl")
     assert report["format"] == "turns" and report["sessions"] == 2 and report["turns"] == 5

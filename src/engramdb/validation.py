@@ -151,12 +151,15 @@ def normalize_timestamp(value: str | datetime | None, what: str = "timestamp") -
 
 
 _YEAR_MONTH = re.compile(r"(\d{4})(?:-(\d{2}))?")
+_LONG_YEAR = re.compile(r"[+-]?(\d{5,})-\d{2}(?:-\d{2})?(?:[T ]|$)")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?", re.DOTALL)
 
 
 def _why_not_a_time(text: str) -> str:
     """Why ``text`` is no time ``datetime.fromisoformat`` reads: a date that does not exist, a year or month
     alone (a period, not a time: which instant was meant is the caller's to say), or not ISO 8601 at all."""
+    if (year := _LONG_YEAR.match(text)) is not None:  # 10000-01-01: ISO's form, past datetime's years
+        return f"has year {year[1]}, out of range (years 1 to 9999)"
     if (period := _YEAR_MONTH.fullmatch(text)) is not None:
         start = f"{period[1]}-{period[2] or '01'}-01"
         return f"is a {'month' if period[2] else 'year'}, not a time: give a day, e.g. {start}"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..errors import InputError
 from ..jsonfile import jsonl_objects, read_json
 from ..validation import aware_timestamp
-from .ingest import unique_turns
+from .ingest import speaker_of, unique_turns
 from .model import Conversation, Turn, default_session_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,10 +44,7 @@ def _time(value: Any) -> datetime | None:
             raise ValueError(f"timestamp {value!r:.30} is out of range as epoch seconds") from None
     if value is not None and not isinstance(value, str):
         raise ValueError(f"timestamp must be ISO 8601 text or epoch seconds, got {type(value).__name__}")
-    try:
-        return aware_timestamp(value)
-    except ValueError:
-        raise ValueError(f"timestamp {value!r} is not ISO 8601 (e.g. 2023-05-08T13:56:00)") from None
+    return aware_timestamp(value)  # its error says why: not ISO 8601, no such date, a year out of range
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
@@ -168,10 +165,8 @@ def _read_turns(path: Path) -> list[Conversation]:
         try:
             if not isinstance(obj, dict):
                 raise ValueError("each line must be a JSON object")
-            speaker = obj.get("speaker") or obj.get("role")
+            speaker = speaker_of(obj)
             text = obj.get("text", obj.get("content"))
-            if not isinstance(speaker, str) or not speaker.strip():
-                raise ValueError("missing 'speaker' (or 'role')")
             text = _text_of(text).strip()
             if not text:
                 raise ValueError("missing or empty 'text' (or 'content')")
@@ -187,7 +182,7 @@ def _read_turns(path: Path) -> list[Conversation]:
             if conv.session_time is None and when is not None:
                 conv.session_time = when
             role = obj.get("role") if "speaker" in obj else None
-            conv.turns.append(Turn(speaker=speaker.strip(), text=text, turn_id=turn_id, session_id=sid,
+            conv.turns.append(Turn(speaker=speaker, text=text, turn_id=turn_id, session_id=sid,
                                    timestamp=when, role=role))
             lines.setdefault(sid, []).append(number)
         except (ValueError, TypeError) as exc:

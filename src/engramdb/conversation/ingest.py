@@ -64,10 +64,11 @@ def build_turns(
             item = {"speaker": item[0], "text": item[1]}
         if not isinstance(item, dict):
             raise InputError(f"turn {index}: expected a dict, a Turn or a (speaker, text) pair")
-        speaker = item.get("speaker") or item.get("role")
         text = item.get("text", item.get("content"))
-        if not isinstance(speaker, str) or not speaker.strip():
-            raise InputError(f"turn {index}: missing 'speaker' (or 'role')")
+        try:
+            speaker = speaker_of(item)
+        except ValueError as exc:
+            raise InputError(f"turn {index}: {exc}") from None
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"turn {index}: missing or empty 'text' (or 'content')")
         unknown = set(item) - {"speaker", "role", "text", "content", "timestamp", "turn_id", "metadata"}
@@ -82,11 +83,25 @@ def build_turns(
     for index, (speaker, text, when, turn_id, role) in enumerate(raw):
         try:
             stamp = aware_timestamp(when) if when is not None else start
-        except ValueError as exc:
-            raise InputError(f"turn {index}: timestamp {when!r} is not ISO 8601") from exc
+        except ValueError as exc:  # why: not ISO 8601, a date that does not exist, a year out of range
+            raise InputError(f"turn {index}: {exc}") from exc
         turns.append(Turn(speaker=speaker, text=text, turn_id=str(turn_id or f"{sid}:{first_index + index}"),
                           session_id=sid, timestamp=stamp, role=role))
     return sid, unique_turns(turns, lambda index: f"turn {index}"), start
+
+
+def speaker_of(item: dict[str, Any]) -> str:
+    """A turn's speaker: its ``speaker``, else its ``role``, stripped. Raises ValueError saying
+    which is wrong: neither given, not a string (``"speaker": 5``) or blank."""
+    key = next((k for k in ("speaker", "role") if item.get(k) not in (None, "")), None)
+    if key is None:
+        raise ValueError("missing 'speaker' (or 'role')")
+    value = item[key]
+    if not isinstance(value, str):
+        raise ValueError(f"'{key}' must be a string, not {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"'{key}' is blank")
+    return value.strip()
 
 
 def unique_turns(turns: list[Turn], name: Callable[[int], str],
