@@ -249,6 +249,40 @@ def test_add_turn_sent_twice_is_stored_once(mem: Memory) -> None:
     assert len(turns()) == 4
 
 
+def test_a_retried_turn_reports_its_session_unchanged(mem: Memory) -> None:
+    """A retry (the latest turn again, or a turn id with the same words) says the session is
+    unchanged — it said sessions_unchanged: 0, as if nothing had been looked at."""
+    first = mem.add_turn("Ann", "I fly to Oslo tomorrow.", session_id="r", turn_id="r1")
+    assert (first.turns, first.sessions_unchanged) == (1, 0)
+    for again in (mem.add_turn("Ann", "I fly to Oslo tomorrow.", session_id="r"),
+                  mem.add_turn("Ann", "I fly to Oslo tomorrow.", session_id="r", turn_id="r1")):
+        assert (again.turns, again.written, again.sessions_unchanged) == (0, 0, 1)
+        assert again.to_dict()["sessions_unchanged"] == 1
+
+
+def test_a_turn_without_a_time_takes_the_sessions_or_stays_undated_from_a_file(mem: Memory, tmp_path: Path) -> None:
+    """As CONVERSATIONS.md says: add_conversation and add_turn date a turn without a timestamp
+    at session_time, by default now; a file's turn without one takes its session's time (a
+    turns line's session_time, or the first timestamp given on an earlier line of the
+    session) and, with none, stays undated, its relative words as said."""
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    mem.add_conversation([("Ann", "Hello.")], session_id="live")
+    [live] = mem.get(mem.store.ids("default", mem_filters(kinds=["turn"], session_id="live")))
+    assert live.timestamp is not None and datetime.fromisoformat(live.timestamp) >= before
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in [
+        {"session_id": "a", "speaker": "Ann", "text": "I moved to Oslo last month."},
+        {"session_id": "b", "speaker": "Ann", "text": "Hi.", "timestamp": "2024-06-12T09:00:00"},
+        {"session_id": "b", "speaker": "Ann", "text": "I sold my bike yesterday."},
+        {"session_id": "c", "speaker": "Ann", "text": "Hi.", "session_time": "2024-01-05T10:00:00"}]) + "\n")
+    mem.import_path(path)
+    stamps = {(t.source.session_id, t.text): t.timestamp
+              for t in mem.get(mem.store.ids("default", mem_filters(kinds=["turn"])))}
+    assert stamps[("a", "Ann: I moved to Oslo last month.")] is None
+    assert stamps[("b", "Ann: I sold my bike yesterday.")] == "2024-06-12T09:00:00+00:00"
+    assert stamps[("c", "Ann: Hi.")] == "2024-01-05T10:00:00+00:00"
+
+
 def test_a_turn_id_names_a_turn_a_retry_writes_nothing_a_correction_replaces_it(mem: Memory) -> None:
     mem.add_turn("Ann", "I bought a red car yesterday.", session_id="s9", turn_id="t1", timestamp="2023-06-10T10:00:00")
     mem.add_turn("Ben", "Nice, which model?", session_id="s9", turn_id="t2", timestamp="2023-06-10T10:01:00")

@@ -353,7 +353,8 @@ class Memory:
         Earlier turns of the session are kept; the session's other speakers are used to
         resolve "you". ``timestamp`` defaults to now. A retry is a no-op: the same speaker
         and text as the session's latest turn (at the same ``timestamp``, when one is given)
-        is that turn again, and nothing is written (``report.turns == 0``); give a ``turn_id``
+        is that turn again, and nothing is written (``report.turns == 0``,
+        ``report.sessions_unchanged == 1``); give a ``turn_id``
         to say exactly which turn a call is. A ``turn_id`` the session holds already names
         that turn: the same speaker and text is a retry, other words correct it — the turn is
         replaced in its place (keeping its time unless one is given) and its facts with it.
@@ -399,6 +400,7 @@ class Memory:
         removes: list[str] = []
         if holders:  # that turn again: a retry, or a correction of it
             if any(is_retry(turn_from_entry(earlier[i]), parsed[0], timestamp) for i in holders):
+                report.sessions_unchanged = 1  # the session holds that turn: nothing written
                 return report
             if len(holders) > 1:  # left by concurrent writers before the store refused a taken turn id
                 raise InputError(f"turn id {turn_id!r:.80} names {len(holders)} turns of session {sid!r:.80} "
@@ -413,7 +415,8 @@ class Memory:
             removes = [gone, *(f.id or "" for f in facts if gone in f.derived_from)]
             latest = earlier[named - 1] if named > 0 else None  # what the corrected turn answered
         elif turn_id is None and latest is not None and is_retry(turn_from_entry(latest), parsed[0], timestamp):
-            return report  # sent twice, stored once: nothing written
+            report.sessions_unchanged = 1  # sent twice, stored once: nothing written
+            return report
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
         write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context, removes=removes)
         return report
