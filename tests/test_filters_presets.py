@@ -18,6 +18,17 @@ def test_cli_filters_keep_json_scalars_for_metadata():
     assert f.since == "2023-05-01T00:00:00+00:00"
 
 
+def test_metadata_filters_compare_types_as_cli_md_says(mem: Memory) -> None:
+    """A Python (or JSON body) filter is compared as given: "3" is not a stored 3, nor 1 a
+    stored true; a CLI value is read as JSON when it parses, and a quoted one stays text."""
+    mem.add([Entry(text="a", metadata={"n": 3, "ok": True, "s": "3"})])
+    assert [mem.count(filters={"metadata.n": v}) for v in (3, 3.0, "3")] == [1, 1, 0]
+    assert [mem.count(filters={"metadata.ok": v}) for v in (True, 1)] == [1, 0]
+    assert [mem.count(filters={"metadata.s": v}) for v in ("3", 3)] == [1, 0]
+    cli = Filters.parse_cli(["metadata.n=3", 'metadata.s="3"'])
+    assert cli.metadata == {"n": 3, "s": "3"} and mem.count(filters=cli) == 1
+
+
 @pytest.mark.parametrize("pairs, message", [
     (["personAlice"], "key=value"),
     (["colour=red"], "unknown filter 'colour'"),
