@@ -64,6 +64,13 @@ PRONOUNS = [
     ("Are you going back in 2025?", "Is Melanie going back in 2025?"),
     ("Do you have a dog? Why don't you come?", "Does Melanie have a dog? Why doesn't Melanie come?"),
     ("Where were you? Are you and Bob coming?", "Where was Melanie? Are Melanie and Bob coming?"),
+    # the verb after "I" agrees for everyday verbs too, past an adverb; not after a modal or "do"
+    ("Tomorrow I fly to Oslo.", "Tomorrow Caroline flies to Oslo."),
+    ("I usually drive, but I try to walk and I buy my bread there.",
+     "Caroline usually drives, but Caroline tries to walk and Caroline buys Caroline's bread there."),
+    ("I watch films and I don’t eat meat.", "Caroline watches films and Caroline doesn’t eat meat."),
+    ("Can I go too? Do I need a visa? Am I late?", "Can Caroline go too? Does Caroline need a visa? Is Caroline late?"),
+    ("Why didn't I fly? I put it away.", "Why didn't Caroline fly? Caroline put it away."),
 ]
 
 

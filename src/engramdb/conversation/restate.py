@@ -20,10 +20,18 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
 _COMMON_VERBS = set(
     "love like want need think feel hope know enjoy plan work live take make try get play paint run read write "
     "believe remember miss wish guess mean see say find keep start use teach study volunteer cook bake draw "
-    "sing dance swim hike travel visit prefer agree appreciate admire care understand collect own".split()
+    "sing dance swim hike travel visit prefer agree appreciate admire care understand collect own "
+    # ways of getting about, everyday doings and plans (not a verb whose past is its base form,
+    # "read"-like, which "I put it away" would wrongly make present: put, cut, hit, set, let, quit)
+    "fly drive walk ride cycle move leave come arrive stay buy sell pay spend save rent shop eat drink sleep "
+    "meet call text email watch listen talk speak ask tell help share learn practise practice train "
+    "exercise jog climb ski surf fish garden knit sew build fix grow wear carry bring send join attend "
+    "celebrate look seem wait worry hate adore fear doubt wonder forget expect intend become belong "
+    "bike".split()
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "were": "was", "don't": "doesn't",
               "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't"}
+_IRREGULAR |= {k.replace("'", "’"): v.replace("'", "’") for k, v in _IRREGULAR.items() if "'" in k}  # "don’t"
 
 
 def _third_person(verb: str) -> str:
@@ -44,6 +52,13 @@ def _possessive(name: str) -> str:
 
 
 _VERB_ALTERNATION = "|".join(sorted(_COMMON_VERBS | set(_IRREGULAR), key=len, reverse=True))
+# an adverb between "I" and its verb, which agrees all the same ("I usually fly" -> "Ann usually flies")
+_ADVERBS = "also|still|usually|often|always|never|really|just|sometimes|only|even|rarely|seldom|finally|now"
+# a word after which the verb that follows "I" keeps its base form: a modal or "do" ("Can I go?",
+# not "Can Ann goes?"; "Why didn't I go?"); "Bob and I go" still reads "Bob and Ann goes", as
+# "and I go" is as often a clause of its own ("It is far and I go anyway")
+_BASE_FORM_AFTER = ("can", "could", "will", "would", "shall", "should", "may", "might", "must", "do", "does",
+                    "did", "don't", "doesn't", "didn't", "can't", "couldn't", "won't", "wouldn't", "shouldn't")
 _CONTRACTIONS = {"m": "am", "ve": "have", "ll": "will", "d": "would", "re": "are"}
 
 
@@ -63,7 +78,11 @@ def resolve_pronouns(sentence: str, speaker: str, listener: str | None) -> str:
         return out
     # Expand contractions first so one set of rules handles "I'm" and "I am" alike.
     out = re.sub(r"\b(I|[Yy]ou|[Ww]e)['’](m|ve|ll|d|re)\b", lambda m: f"{m.group(1)} {_CONTRACTIONS[m.group(2)]}", sentence)
-    out = re.sub(rf"\bI\s+({_VERB_ALTERNATION})\b", lambda m: f"{speaker} {_third_person(m.group(1))}", out)
+    # A question's inverted verb agrees with the name: "Do I need it?" -> "Does Ann need it?"
+    out = re.sub(r"\b([Aa]m|[Dd]o|[Hh]ave|[Dd]on't|[Hh]aven't)\s+I\b", lambda m: f"{_agreeing(m.group(1))} {speaker}",
+                 out)
+    out = re.sub(rf"(?:\b(\w+['’]?\w*)\s+)?\bI\s+((?:(?:{_ADVERBS})\s+)?)({_VERB_ALTERNATION})\b",
+                 lambda m: _agree_after(m, speaker), out)
     out = re.sub(r"\bI\b|\b(?:me|myself)\b", speaker, out)
     out = re.sub(r"\b(?:[Mm]y|mine)\b", _possessive(speaker), out)
     out = re.sub(r"\b(?:[Ww]e|us|ourselves)\b", f"{speaker} and others", out)
@@ -77,6 +96,15 @@ def resolve_pronouns(sentence: str, speaker: str, listener: str | None) -> str:
         out = re.sub(r"\b(?:[Yy]ou|yourself)\b", listener, out)
         out = re.sub(r"\b(?:[Yy]our|yours)\b", _possessive(listener), out)
     return out
+
+
+def _agree_after(match: re.Match[str], speaker: str) -> str:
+    """"<word> I <adverb> <verb>" with the speaker's name for "I" and the verb agreeing with
+    it, unless the word before asks for the base form (a modal or "do": "Can I go?")."""
+    before, adverb, verb = match.group(1), match.group(2), match.group(3)
+    lead = f"{before} " if before else ""
+    keeps = before is not None and before.lower().replace("’", "'") in _BASE_FORM_AFTER
+    return f"{lead}{speaker} {adverb}{verb if keeps else _third_person(verb)}"
 
 
 def _agreeing(verb: str) -> str:
