@@ -153,3 +153,26 @@ def test_a_bad_url_parameter_is_one_clean_line(postgres_server: PostgresServer) 
         with pytest.raises(InputError) as caught:
             Memory(f"{url}?{query}")
         assert str(caught.value) == f"store URL {url}?{query} is not a valid PostgreSQL URL ({reason})"
+
+
+def test_a_server_that_never_answers_is_unavailable_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host that takes the connection but never answers (a dead peer, a firewall): every
+    connection has a connect timeout (10 s unless the URL or PGCONNECT_TIMEOUT says), so the
+    call fails as unavailable instead of hanging for the TCP timeout. Loopback only."""
+    import socket
+
+    from engramdb.errors import StoreUnavailableError
+    from engramdb.store.postgres.connections import DEFAULT_CONNECT_TIMEOUT, connect_options
+
+    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    assert connect_options("postgresql://u@127.0.0.1:5/db") == {"connect_timeout": DEFAULT_CONNECT_TIMEOUT}
+    assert connect_options("postgresql://u@127.0.0.1:5/db?connect_timeout=3") == {}  # the URL's own wins
+    monkeypatch.setenv("PGCONNECT_TIMEOUT", "4")
+    assert connect_options("postgresql://u@127.0.0.1:5/db") == {}  # and libpq's variable
+    monkeypatch.delenv("PGCONNECT_TIMEOUT")
+    with socket.socket() as silent:  # accepts into its backlog, never speaks
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        port = silent.getsockname()[1]
+        with pytest.raises(StoreUnavailableError, match="cannot reach the database server"):
+            Memory(f"postgresql://engram@127.0.0.1:{port}/db?connect_timeout=1", embedder="minilm").count()

@@ -7,16 +7,39 @@ thread's connection is reopened on its next use."""
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 import psycopg
+import psycopg.conninfo
 from psycopg import IsolationLevel
 from psycopg.pq import TransactionStatus
 
 from ...errors import StoreBusyError
 from .schema import SCHEMA, WRITE_LOCK
+
+
+#: seconds libpq waits for a server to answer a new connection, when neither the URL
+#: (``?connect_timeout=``) nor ``PGCONNECT_TIMEOUT`` says: without one, a host that drops
+#: packets (a dead address, a firewall) hangs the connect, and the search or /healthz with it,
+#: for the operating system's TCP timeout (minutes) instead of failing as unavailable.
+DEFAULT_CONNECT_TIMEOUT = 10
+
+
+def connect_options(url: str) -> dict[str, Any]:
+    """The keyword options every connection to `url` is opened with: the default connect
+    timeout unless the URL or the environment sets one."""
+    given = psycopg.conninfo.conninfo_to_dict(url)
+    if "connect_timeout" in given or os.environ.get("PGCONNECT_TIMEOUT"):
+        return {}
+    return {"connect_timeout": DEFAULT_CONNECT_TIMEOUT}
+
+
+def connect(url: str, **options: Any) -> psycopg.Connection[Any]:
+    """`psycopg.connect` with `connect_options`."""
+    return psycopg.connect(url, **{**connect_options(url), **options})
 
 
 class Connections:
@@ -33,7 +56,7 @@ class Connections:
         self._closed = False
 
     def _connect(self, *, reader: bool) -> psycopg.Connection[Any]:
-        conn = psycopg.connect(self.url, autocommit=True, options=f"-c search_path={SCHEMA},public")
+        conn = connect(self.url, autocommit=True, options=f"-c search_path={SCHEMA},public")
         if reader:
             conn.isolation_level = IsolationLevel.REPEATABLE_READ
             conn.read_only = True

@@ -18,6 +18,7 @@ import psycopg
 from psycopg import sql
 
 from ...errors import StoreError
+from .connections import connect
 from ..open import check_postgres_url, redact, scrub
 from .errors import map_pg_error
 
@@ -34,7 +35,7 @@ def scratch_database(url: str, prefix: str = "engram_eval") -> Iterator[str]:
     check_postgres_url(url)
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     try:
-        with psycopg.connect(url, autocommit=True) as conn:
+        with connect(url, autocommit=True) as conn:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     except psycopg.errors.InsufficientPrivilege as exc:
         raise StoreError(f"{redact(url)}: this role cannot create the scratch database the evaluation runs in "
@@ -45,7 +46,7 @@ def scratch_database(url: str, prefix: str = "engram_eval") -> Iterator[str]:
         yield with_database(url, name)
     finally:
         try:
-            with psycopg.connect(url, autocommit=True) as conn:
+            with connect(url, autocommit=True) as conn:
                 conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         except psycopg.Error as exc:  # pragma: no cover - the server went away
             raise map_pg_error(exc, f"{redact(url)} (dropping {name})", url) from exc

@@ -33,7 +33,7 @@ from .errors import map_pg_error, translate_pg_errors
 from .filters import where_clause
 from ..newest import NewestTimestamps
 from . import bm25, listing
-from .connections import Connections
+from .connections import Connections, connect
 from .postings import PostingsCache
 from .rows import decode_entry, scalar
 from .schema import DDL, SCHEMA, VECTOR_INDEX, VECTOR_INDEX_DDL, index_build_memory, upgrade, vector_ddl
@@ -376,7 +376,7 @@ class PostgresStore:
     def _stream(self, sql: str, params: list[Any]) -> Iterator[tuple[Any, ...]]:
         """Rows of one long read in a snapshot of its own connection (an export stream)."""
         try:
-            conn = psycopg.connect(self.url, options=f"-c search_path={SCHEMA},public")
+            conn = connect(self.url, options=f"-c search_path={SCHEMA},public")
         except psycopg.Error as exc:
             raise map_pg_error(exc, self.location, self.url) from exc
         try:
