@@ -69,3 +69,21 @@ def test_a_facts_keywords_are_its_words_as_written(tmp_path: Path) -> None:
         assert [f.id for f in mem.list(filters={"keyword": "puppy"})] == [english.id]
         chinese = next(f for f in facts if "上海" in f.text)
         assert {"上海", "出差"} <= set(chinese.keywords) and "周三" not in chinese.keywords, chinese.keywords
+
+
+def test_a_chats_roles_are_not_names_in_its_facts(tmp_path: Path) -> None:
+    """An OpenAI-style chat's speakers are roles: its facts say "the user" (用户 in Chinese),
+    not "user's name is Carla"; "Nice to meet you" is small talk."""
+    with Memory(tmp_path / "roles.db", embedder="minilm") as mem:
+        mem.add_conversation([{"role": "user", "content": "Hi! My name is Carla and I moved to Paris last month."},
+                              {"role": "assistant", "content": "Nice to meet you, Carla! How do you like Paris?"},
+                              {"role": "user", "content": "I love it, but my apartment is tiny."},
+                              {"role": "user", "content": "我下周要去北京出差。"}],
+                             session_id="c1", session_time="2024-05-02T10:00:00")
+        facts = sorted(e.text for e in mem.list(filters={"kind": "fact"}, limit=20))
+        assert "The user's name is Carla and the user moved to Paris in April 2024." in facts, facts
+        assert "The user loves it, but the user's apartment is tiny." in facts, facts
+        assert any(f.startswith("用户") and "北京出差" in f and "说：" not in f for f in facts), facts
+        assert not any("meet" in f for f in facts), facts
+        assert all("user" not in e.keywords and "用户" not in e.keywords
+                   for e in mem.list(filters={"kind": "fact"}, limit=20))

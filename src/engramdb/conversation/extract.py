@@ -31,7 +31,7 @@ _LEANING_RE = re.compile(r"^(?:it|this|that|these|those|they|them|he|she|him|her
 _QA_MARK = "\x00answer\x00"
 _ANSWER_RE = re.compile(r"^(?:yes|yeah|yep|yup|no|nope|nah|sure|definitely|absolutely|of course|not yet|"
                         r"i did|i have|i am|i was|it was|it is|是的|对|没有|不是|还没)\b", re.IGNORECASE)
-_SMALL_TALK = {"hi", "hey", "hello", "thanks", "thank", "bye", "goodbye", "wow", "awesome", "cool", "great", "yeah",
+_SMALL_TALK = {"meet", "hi", "hey", "hello", "thanks", "thank", "bye", "goodbye", "wow", "awesome", "cool", "great", "yeah",
                "yes", "no", "ok", "okay", "sure", "lol", "haha", "congrats", "congratulations", "amazing", "nice", "good",
                "see", "glad", "hear", "sound", "realli", "much", "talk", "chat", "catch", "care"}
 # The same in Chinese, as the analyser splits it ("好的，我记住了" -> 好 / 记住, "没问题" -> 问题,
@@ -162,13 +162,23 @@ def _names_zh(text: str, known: set[str]) -> tuple[list[str], list[str], str | N
 _CALENDAR_WORDS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
                              "january", "february", "march", "april", "may", "june", "july", "august",
                              "september", "october", "november", "december", "today", "yesterday", "tomorrow"])
-_CALENDAR_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]|[今明昨前后]天|[上下]午|早上|晚上|今晚|昨晚")
+_CALENDAR_ZH = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]|[今明昨前后]天|[上下]午|早上|晚上|今晚|昨晚|[那这]?一周")
 _WORD_TOKEN_RE = re.compile(r"([\u3400-\u9fff]+)|([a-z][a-z0-9]*(?:['’-][a-z0-9]+)*)")
 
 
 def _cjk_words(run: str) -> list[str]:
     """jieba's words of a Chinese run (precise mode: 服务器, not also 服务 / 务器), stopwords out."""
     return [w for w in get_jieba().lcut(run) if w.strip() and w not in STOPWORDS_ZH]
+
+
+# The speaker names chat exports give (OpenAI roles), as a fact says them.
+_ROLE_NAMES = {"user": ("the user", "用户"), "assistant": ("the assistant", "助手"), "system": ("the system", "系统")}
+
+
+def _as_named(speaker: str, chinese: bool) -> str:
+    """`speaker` as a fact names them: a role ("user", "assistant") as "the user" / 用户."""
+    role = _ROLE_NAMES.get(speaker.strip().lower()) if speaker.islower() else None
+    return speaker if role is None else role[1 if chinese else 0]
 
 
 def _keywords(text: str, persons: list[str], limit: int = 8) -> list[str]:
@@ -256,19 +266,24 @@ class OfflineExtractor:
             question = None
             if previous is not None and previous.speaker != turn.speaker:
                 asked = [s for s in split_sentences(previous.text) if _is_question(s)]
-                question = resolve_pronouns(asked[-1], previous.speaker, turn.speaker) if asked else None
+                question = resolve_pronouns(asked[-1], _as_named(previous.speaker, False),
+                                            _as_named(turn.speaker, False)) if asked else None
             for group in self._groups(turn, question, names):
                 chinese = bool(_CJK_RE.search(group))
+                # A chat's roles are not names: "the user moved to Paris", 用户下周去北京.
+                speaker = _as_named(turn.speaker, chinese)
+                hearer = _as_named(listener, chinese) if listener is not None else None
                 if group.startswith(_QA_MARK):
-                    answer = resolve_pronouns(group[len(_QA_MARK):], turn.speaker, listener)
-                    asker = previous.speaker  # type: ignore[union-attr]
-                    text = (f"{asker}问“{question}”，{turn.speaker}回答“{answer}”" if chinese else
-                            f'{asker} asked "{question}" and {turn.speaker} answered "{answer}"')
+                    answer = resolve_pronouns(group[len(_QA_MARK):], speaker, hearer)
+                    asker = _as_named(previous.speaker, chinese)  # type: ignore[union-attr]
+                    text = (f"{asker}问“{question}”，{speaker}回答“{answer}”" if chinese else
+                            f'{asker} asked "{question}" and {speaker} answered "{answer}"')
                 else:
-                    text = resolve_pronouns(group, turn.speaker, listener)
-                    if not any(name in text for name in known):
+                    text = resolve_pronouns(group, speaker, hearer)
+                    if not any(name in text for name in {*known, speaker}):
                         # No one named: say who said it, so the fact stands on its own.
-                        text = f"{turn.speaker}说：{text}" if chinese else f"{turn.speaker} said: {text}"
+                        text = f"{speaker}说：{text}" if chinese else f"{speaker} said: {text}"
+                text = text[:1].upper() + text[1:]  # "The user said: …"
                 text, window = resolve_time(text, turn.timestamp)
                 # A question-and-answer fact comes from both turns.
                 sources = [previous, turn] if group.startswith(_QA_MARK) and previous else [turn]
@@ -295,7 +310,7 @@ class OfflineExtractor:
             timestamp_end=window.end.isoformat() if window else None,
             persons=[turn.speaker, *persons],
             entities=entities,
-            keywords=_keywords(text, [turn.speaker, *persons]),
+            keywords=_keywords(text, [turn.speaker, *persons, *_ROLE_NAMES.get(turn.speaker, ())]),
             location=place,
             topic=_topic(terms),
             source=Source(session_id=turn.session_id, turn_id=turn.turn_id, speaker=turn.speaker),
