@@ -16,21 +16,21 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 
 from . import timeparts
+from .dates import EN_NUMBERS as _EN_NUMBERS
+from .dates import month_start as _month_start
+from .dates import season as _season
+from .dates import year_window as _year
+from .dates import zh_number as _zh_number
 
 _MONTHS = {m: i for i, m in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
      "november", "december"], start=1)}
 _MONTHS.update({name[:3]: i for name, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
-_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12, "春天": 3, "夏天": 6, "秋天": 9, "冬天": 12,
-            "春季": 3, "夏季": 6, "秋季": 9, "冬季": 12}
-_EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3, "several": 3}
 # A vague count ("a few days ago", "几天前", "the other day") is a span of counts, not one.
 _VAGUE_EN = {"a few": (2, 6), "few": (2, 6), "several": (2, 6), "a couple of": (2, 3), "couple of": (2, 3)}
 _VAGUE_ZH = (2, 6)  # 几
 _UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,44 +66,18 @@ def _en_count(word: str) -> int:
     return int(word) if word.isdigit() else _EN_NUMBERS[word.removeprefix("a ") if word.startswith("a ") else word]
 
 
-def _zh_number(text: str) -> int | None:
-    if text.isdigit():
-        return int(text)
-    if text == "十":
-        return 10
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0)
-    return _ZH_DIGITS.get(text)
-
-
 def _day(ref: datetime, offset: int = 0) -> datetime:
     base = ref.replace(hour=0, minute=0, second=0, microsecond=0)
     return base + timedelta(days=offset)
-
-
-def _month_start(year: int, month: int, tz: tzinfo | None) -> datetime:
-    year += (month - 1) // 12
-    month = (month - 1) % 12 + 1
-    return datetime(year, month, 1, tzinfo=tz)
 
 
 def _month(year: int, month: int, tz: tzinfo | None) -> tuple[datetime, datetime]:
     return _month_start(year, month, tz), _month_start(year, month + 1, tz)
 
 
-def _year(year: int, tz: tzinfo | None) -> tuple[datetime, datetime]:
-    return datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz)
-
-
 def _week(ref: datetime, offset: int) -> tuple[datetime, datetime]:
     monday = _day(ref, -ref.weekday()) + timedelta(weeks=offset)
     return monday, monday + timedelta(weeks=1)
-
-
-def _season(name: str, year: int, tz: tzinfo | None) -> tuple[datetime, datetime]:
-    first = _SEASONS[name]
-    return _month_start(year, first, tz), _month_start(year, first + 3, tz)
 
 
 def _shift_months(ref: datetime, months: int) -> datetime:

@@ -24,11 +24,12 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, tzinfo
 
+from .dates import EN_NUMBERS, month_start, season, year_window, zh_number
+
 Window = tuple[datetime, datetime]
 
-_COUNT_EN = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-             "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "twenty-four": 24, "few": 3, "a few": 3,
-             "several": 6, "couple of": 2, "a couple of": 2}
+# Hours come in other counts than days: "several hours" is most of a morning.
+_COUNT_EN = {**EN_NUMBERS, "twelve": 12, "twenty-four": 24, "a few": 3, "several": 6, "a couple of": 2}
 _ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
             "last": 4, "final": 4, "一": 1, "1": 1, "二": 2, "2": 2, "三": 3, "3": 3, "四": 4, "4": 4}
 _REL_YEAR_ZH = {"前年": -2, "去年": -1, "今年": 0, "明年": 1}
@@ -72,21 +73,8 @@ PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def _zh_int(text: str) -> int | None:
-    if text.isdigit():
-        return int(text)
-    digits = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-    if text == "十":
-        return 10
-    tens, ten, ones = text.partition("十")
-    if ten:
-        return digits.get(tens, 1) * 10 + digits.get(ones, 0) if ones else digits.get(tens, 1) * 10
-    return digits.get(text)
-
-
 def _quarter(year: int, n: int, tz: tzinfo | None) -> Window:
-    start = datetime(year, 3 * n - 2, 1, tzinfo=tz)
-    return start, datetime(year + (n == 4), 1 if n == 4 else 3 * n + 1, 1, tzinfo=tz)
+    return month_start(year, 3 * n - 2, tz), month_start(year, 3 * n + 1, tz)
 
 
 def _latest_quarter(ref: datetime, n: int) -> Window:
@@ -150,7 +138,7 @@ def resolve(kind: str, m: re.Match[str], ref: datetime) -> Window | None:
         elif kind == "hours":
             hours = int(word) if word.isdigit() else _COUNT_EN[word]
         else:
-            hours = 6 if word == "几" else (_zh_int(word) or 0)
+            hours = 6 if word == "几" else (zh_number(word) or 0)
         if not 0 < hours <= 24 * 366:
             return None
         return ref - timedelta(hours=hours), ref.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
@@ -166,13 +154,10 @@ def resolve(kind: str, m: re.Match[str], ref: datetime) -> Window | None:
         if g[1]:
             return _holiday(name, ref.year + _REL_YEAR_ZH[g[1]], tz)
         return _holiday_near(name, ref, None)
-    if kind == "season_year":  # meteorological, as timeparse's seasons: winter 2022 is Dec 2022 - Feb 2023
-        first = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}[g[0]]
-        year = int(g[1])
-        return datetime(year, first, 1, tzinfo=tz), datetime(year + (first + 3 > 12), (first + 2) % 12 + 1, 1, tzinfo=tz)
+    if kind == "season_year":  # meteorological: winter 2022 is December 2022 to February 2023
+        return season(g[0], int(g[1]), tz)
     if kind == "year_part_zh":
-        this_year = datetime(ref.year, 1, 1, tzinfo=tz), datetime(ref.year + 1, 1, 1, tzinfo=tz)
-        return part_of(this_year, m.group(1))
+        return part_of(year_window(ref.year, tz), m.group(1))
     return None  # pragma: no cover - every kind above is handled
 
 
@@ -222,9 +207,6 @@ def part_of(window: Window, word: str, week: int | None = None) -> Window | None
         return None
     tz = start.tzinfo
 
-    def month_start(month: int) -> datetime:
-        return datetime(start.year + (month - 1) // 12, (month - 1) % 12 + 1, 1, tzinfo=tz)
-
     if shape == "week":
         return {"early": (start, start + timedelta(days=3)), "late": (start + timedelta(days=5), end)}.get(part)
     if shape == "year":
@@ -232,7 +214,7 @@ def part_of(window: Window, word: str, week: int | None = None) -> Window | None
         if part not in spans:
             return None
         first, after = spans[part]
-        return month_start(first), month_start(after)
+        return month_start(start.year, first, tz), month_start(start.year, after, tz)
     if part == "week" and week is not None:  # a month's first … fourth week, or its last seven days
         return (end - timedelta(days=7), end) if week == 5 else \
             (start + timedelta(days=7 * (week - 1)), start + timedelta(days=7 * week))
