@@ -32,7 +32,7 @@ import numpy as np
 
 from engramdb.eval.datasets import load_beir, load_locomo
 from engramdb.eval.metrics import hit_at_k, ndcg_at_k, recall_at_k
-from engramdb.eval.runner import _memory_entries, _namespace, dedupe_turn_ranking, default_cache_dir
+from engramdb.eval.runner import _SOURCE_TURNS, _memory_entries, _namespace, dedupe_turn_ranking, default_cache_dir
 from engramdb.lifecycle import view
 from engramdb.memory import Memory
 from engramdb.model import Entry, Source
@@ -133,7 +133,7 @@ def collect_locomo(path: Path, embedder: Any, memory: str) -> Dataset:
                     elif e.kind == "turn" and e.source.turn_id:
                         keys.append((e.source.turn_id,))
                     else:
-                        sources = e.derived_from or e.metadata.get("eval_source_turns") or []  # facts alone
+                        sources = e.derived_from or e.metadata.get(_SOURCE_TURNS) or []  # facts alone
                         keys.append(tuple(dict.fromkeys(id_to_turn[d] for d in sources if d in id_to_turn)))
                 out.queries.append(Query(group=sample.sample_id, matrix=matrix.astype(np.float32), keys=keys,
                                          relevant={t: 1 for t in q.evidence}, beir=False, category=q.category))

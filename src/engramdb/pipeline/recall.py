@@ -265,7 +265,7 @@ class FuseStage:
             if why:
                 rec["contributions"] = why  # moved onto the explained candidates by the pipeline
         elif preset.fusion == "weighted":
-            explained = WeightedExplanation() if ctx.explain and rec is not None else None
+            explained = WeightedExplanation() if ctx.explain else None
             fused = weighted(results, weights, preset.normalization, preset.calibration,
                              full_depth=max((c.k for c in preset.channels.values()), default=0), explain=explained)
             rec["normalization"] = preset.normalization
