@@ -193,6 +193,24 @@ def test_a_hit_found_through_translations_says_so(bilingual_mem: Memory) -> None
             assert hit.channels["lexical"].rank == words.index(entry_id) + 1
 
 
+def test_a_mixed_question_adds_its_word_and_translation_matches(tmp_path: Path) -> None:
+    # "Bob 喝什么": "bob" matches the English note directly and 喝 ("drink") through the
+    # dictionary; BM25 adds up over a query's terms, so the note matching both outranks the
+    # Chinese note that matches 喝 alone (a row's best of the two lists ranked it below).
+    notes = [("bob", "Bob drinks a large black coffee every single morning before work."),
+             ("wang", "小王最喜欢喝乌龙茶。"), ("alice", "Alice likes green tea.")]
+    with Memory(tmp_path / "mixed.db", embedder="minilm") as memory:
+        memory.add([{"id": i, "text": t} for i, t in notes])
+        hits = memory.search("Bob 喝什么", k=3, preset=TRANSLATED).hits
+        assert [h.entry.id for h in hits][:2] == ["bob", "wang"]
+        bob = hits[0].channels
+        assert {"lexical", "translated"} <= set(bob)
+        # each source on its own scores below the Chinese note's one match; together, above
+        assert bob["lexical"].score < hits[1].channels["lexical"].score
+        assert bob["translated"].score < hits[1].channels["lexical"].score
+        assert bob["lexical"].score + bob["translated"].score > hits[1].channels["lexical"].score
+
+
 def test_the_channel_keeps_only_the_other_language(bilingual_mem: Memory) -> None:
     store = bilingual_mem.store
     # "膝盖" is in a Chinese memory too; a Chinese question's translations only bring English ones

@@ -54,7 +54,11 @@ class RecallStage:
             k = self.depth(ctx, channel)
             raw[name] = rows
             if channel in results:  # semantic sub-queries, lexical translations: one list each
-                rows = _merge_max(results[channel], rows, k)
+                # BM25 adds up over a query's terms, and a translation is one more term: an
+                # entry matching "Bob" and 喝's "drink" in "Bob 喝什么" scores both. Sub-queries
+                # are alternatives, so a row keeps its best.
+                merge = _merge_sum if channel == "lexical" else _merge_max
+                rows = merge(results[channel], rows, k)
                 ms = max(ms, rec["channels"][channel]["ms"])
             results[channel] = rows
             rec["channels"][channel] = {"k": k, "n": len(rows), "ms": ms,
@@ -303,6 +307,14 @@ def _merge_max(a: Rows, b: Rows, k: int) -> Rows:
         if score > best.get(rowid, float("-inf")):
             best[rowid] = score
     return sorted(best.items(), key=lambda item: (-item[1], item[0]))[:k]
+
+
+def _merge_sum(a: Rows, b: Rows, k: int) -> Rows:
+    """Two result lists of one channel over different terms as one: scores added, best first, top k."""
+    total: dict[int, float] = dict(a)
+    for rowid, score in b:
+        total[rowid] = total.get(rowid, 0.0) + score
+    return sorted(total.items(), key=lambda item: (-item[1], item[0]))[:k]
 
 
 def _ranks(rows: Rows) -> dict[int, tuple[int, float]]:

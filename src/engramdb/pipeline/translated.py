@@ -16,7 +16,9 @@ The hits are not fused as a channel of their own but merged into the lexical cha
 each at ``scale`` (the preset's ``[channels.translated] weight``) times its BM25: z-scoring a
 list that exists for every query lifted the other language's best match above the right
 same-language answer (the dev set's same-language controls fell from 0.977 to 0.931 nDCG@10),
-while on one BM25 scale a translation competes with the words themselves (0.977 kept).
+while on one BM25 scale a translation competes with the words themselves (0.977 kept). An
+entry both lists found gets the sum, as BM25 sums over a query's terms: in a code-mixed
+question ("Bob 喝什么") the name matches directly and 喝 through its translation "drink".
 """
 
 from __future__ import annotations
