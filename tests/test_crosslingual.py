@@ -113,7 +113,7 @@ def test_specific_and_common_words_rank_first() -> None:
     assert set(d.english_for("透露")) >= {("divulg", 1.0)}
 
 
-def test_the_built_dictionary_is_cached_on_disk(tmp_path: Path) -> None:
+def test_the_built_dictionary_is_cached_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "mini.txt"
     source.write_text("服務器 服务器 [fu2 wu4 qi4] /server (computer)/\n"
                       "膝蓋 膝盖 [xi1 gai4] /knee/\n", encoding="utf-8")
@@ -123,9 +123,13 @@ def test_the_built_dictionary_is_cached_on_disk(tmp_path: Path) -> None:
     second = bilingual.load(source, tmp_path / "cache")
     assert bilingual.builds == before + 1  # read back, not rebuilt
     assert second.maps() == first.maps() and second.english_for("膝盖") == [("knee", 1.0)]
+    monkeypatch.setattr(bilingual, "STOPWORDS_ZH", bilingual.STOPWORDS_ZH | {"膝盖"})  # other stopwords -> new index
+    bilingual.load(source, tmp_path / "cache")
+    assert bilingual.builds == before + 2 and len(list((tmp_path / "cache").glob("cedict-*.marshal"))) == 2
+    monkeypatch.undo()
     source.write_text("膝蓋 膝盖 [xi1 gai4] /kneecap/\n", encoding="utf-8")  # new file -> new index
     assert bilingual.load(source, tmp_path / "cache").english_for("膝盖") == [("kneecap", 1.0)]
-    assert bilingual.builds == before + 2
+    assert bilingual.builds == before + 3
 
 
 def test_an_unwritable_cache_only_costs_the_rebuild(tmp_path: Path) -> None:

@@ -35,3 +35,12 @@ def test_full_width_text_is_normalised():
 def test_query_terms_are_distinct():
     assert query_terms("paint painting painted") == ["paint"]
     assert query_terms("上海 上海 shanghai") == ["上海", "shanghai"]
+
+
+def test_chinese_chat_fillers_are_stopwords_like_their_english_counterparts():
+    # "really", "yeah", "very" are English stopwords; 真的, 对呀, 特别 weigh as little in Chinese
+    # chatter ("我真的特别喜欢画画，对呀" is about liking painting).
+    assert analyze("I really like painting, yeah") == ["paint"]
+    terms = analyze("我真的特别喜欢画画，对呀！哇，超级好玩")
+    assert not {"真的", "特别", "对呀", "哇", "超级"} & set(terms)
+    assert {"喜欢", "画画", "好玩"} <= set(terms)

@@ -39,7 +39,7 @@ from importlib import util as importlib_util
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .tokenize import STOPWORDS_ZH, get_jieba, analyze, normalize
+from .tokenize import STOPWORDS_EN, STOPWORDS_ZH, get_jieba, analyze, normalize
 
 __all__ = ["Translation", "BilingualDictionary", "dictionary", "translate_query", "dictionary_path",
            "parse_cedict", "load", "cache_dir", "script"]
@@ -287,7 +287,9 @@ def load(source: Path, folder: Path | None = None) -> BilingualDictionary:
 
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:20]
     version = getattr(jieba, "__version__", "0")
-    settings = f"v{INDEX_VERSION}-m{MAX_PER_TERM}-w{MAX_SENSE_WORDS}-s{SINGLE_CHAR_FACTOR}"
+    # The stopword lists shape the index too (a stopword is never a source or a translation).
+    stops = hashlib.sha256(" ".join(sorted(STOPWORDS_ZH | STOPWORDS_EN)).encode()).hexdigest()[:8]
+    settings = f"v{INDEX_VERSION}-m{MAX_PER_TERM}-w{MAX_SENSE_WORDS}-s{SINGLE_CHAR_FACTOR}-{stops}"
     target = (folder or cache_dir()) / f"cedict-{digest}-jieba{version}-{settings}.marshal"
     try:
         zh_en, en_zh = marshal.loads(target.read_bytes())
