@@ -71,6 +71,12 @@ PRONOUNS = [
     ("I watch films and I don’t eat meat.", "Caroline watches films and Caroline doesn’t eat meat."),
     ("Can I go too? Do I need a visa? Am I late?", "Can Caroline go too? Does Caroline need a visa? Is Caroline late?"),
     ("Why didn't I fly? I put it away.", "Why didn't Caroline fly? Caroline put it away."),
+    # a subject of two at the start of a sentence takes a plural verb; "and I" after a clause does not
+    ("Bob and I go hiking every Sunday.", "Bob and Caroline go hiking every Sunday."),
+    ("My sister and I are planning a trip. It is far and I go anyway.",
+     "Caroline's sister and Caroline are planning a trip. It is far and Caroline goes anyway."),
+    ("Every Sunday, my best friend and I usually cook.", "Every Sunday, Caroline's best friend and Caroline usually cook."),
+    ("He and I love jazz. I think so.", "He and Caroline love jazz. Caroline thinks so."),
 ]
 
 

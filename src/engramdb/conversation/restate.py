@@ -55,11 +55,21 @@ _VERB_ALTERNATION = "|".join(sorted(_COMMON_VERBS | set(_IRREGULAR), key=len, re
 # an adverb between "I" and its verb, which agrees all the same ("I usually fly" -> "Ann usually flies")
 _ADVERBS = "also|still|usually|often|always|never|really|just|sometimes|only|even|rarely|seldom|finally|now"
 # a word after which the verb that follows "I" keeps its base form: a modal or "do" ("Can I go?",
-# not "Can Ann goes?"; "Why didn't I go?"); "Bob and I go" still reads "Bob and Ann goes", as
-# "and I go" is as often a clause of its own ("It is far and I go anyway")
+# not "Can Ann goes?"; "Why didn't I go?"); for "Bob and I go" see _COMPOUND_SUBJECT
 _BASE_FORM_AFTER = ("can", "could", "will", "would", "shall", "should", "may", "might", "must", "do", "does",
                     "did", "don't", "doesn't", "didn't", "can't", "couldn't", "won't", "wouldn't", "shouldn't")
 _CONTRACTIONS = {"m": "am", "ve": "have", "ll": "will", "d": "would", "re": "are"}
+# "Bob and I go", "My sister and I are": a sentence that opens with a short subject (a name, a
+# pronoun, or "my/the ... " up to three words; optionally after a time word or a phrase and a
+# comma) joined to "I" has a plural verb, so it keeps its base form ("Bob and Ann go"). Only at
+# the start of a sentence: "and I go" after a clause is a clause of its own ("It is far and I
+# go anyway" -> "Ann goes").
+_SUBJECT_LEAD = (r"(?:(?:Yesterday|Today|Tonight|Tomorrow|Now|Sometimes|Usually|Often|Every \w+|Last \w+|"
+                 r"This \w+|Next \w+|On \w+),?\s+|[A-Z][\w ]{0,30},\s+)?")
+_SUBJECT = (r"(?:(?:[Mm]y|[Hh]is|[Hh]er|[Oo]ur|[Tt]heir|[Tt]he)\s+(?:[\w'’-]+\s+){0,2}[\w'’-]+"
+            r"|[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)")
+_COMPOUND_SUBJECT = re.compile(
+    rf"(^|(?<=[.!?])\s+)({_SUBJECT_LEAD}{_SUBJECT}\s+and\s+)I\s+((?:(?:{_ADVERBS})\s+)?)({_VERB_ALTERNATION})\b")
 
 
 def resolve_pronouns(sentence: str, speaker: str, listener: str | None) -> str:
@@ -81,6 +91,7 @@ def resolve_pronouns(sentence: str, speaker: str, listener: str | None) -> str:
     # A question's inverted verb agrees with the name: "Do I need it?" -> "Does Ann need it?"
     out = re.sub(r"\b([Aa]m|[Dd]o|[Hh]ave|[Dd]on't|[Hh]aven't)\s+I\b", lambda m: f"{_agreeing(m.group(1))} {speaker}",
                  out)
+    out = _COMPOUND_SUBJECT.sub(lambda m: f"{m.group(1)}{m.group(2)}{speaker} {m.group(3)}{_plural(m.group(4))}", out)
     out = re.sub(rf"(?:\b(\w+['’]?\w*)\s+)?\bI\s+((?:(?:{_ADVERBS})\s+)?)({_VERB_ALTERNATION})\b",
                  lambda m: _agree_after(m, speaker), out)
     out = re.sub(r"\bI\b|\b(?:me|myself)\b", speaker, out)
@@ -105,6 +116,11 @@ def _agree_after(match: re.Match[str], speaker: str) -> str:
     lead = f"{before} " if before else ""
     keeps = before is not None and before.lower().replace("’", "'") in _BASE_FORM_AFTER
     return f"{lead}{speaker} {adverb}{verb if keeps else _third_person(verb)}"
+
+
+def _plural(verb: str) -> str:
+    """`verb` after a plural subject: its base form, "am" as "are"."""
+    return {"am": "are", "Am": "Are"}.get(verb, verb)
 
 
 def _agreeing(verb: str) -> str:
