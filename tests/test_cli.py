@@ -131,6 +131,12 @@ def test_conversation_import_search_now_and_add_turn(run):
     result = run("add-turn", "assistant", "Say hi to 小王 from me!", "--session", "chat-42", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["turns"] == 1
+    # a turn in a language the offline extractor does not restate is stored all the same, and says so
+    russian = run("add-turn", "user", "Вчера я купила новую машину.", "--session", "chat-42")
+    assert russian.exit_code == 0 and "added 1 turn and 0 facts" in russian.output
+    assert "restates English and Chinese" in russian.output
+    one = run("add-turn", "user", "Yesterday I bought a new car.", "--session", "chat-42")
+    assert "added 1 turn and 1 fact to chat-42" in one.output and "restates" not in one.output
 
     bad = run("import", str(CONVERSATIONS / "bad_turns.jsonl"))
     assert bad.exit_code == 1 and "bad_turns.jsonl:3: missing 'speaker'" in bad.output

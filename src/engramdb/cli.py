@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from contextlib import contextmanager
@@ -258,7 +259,13 @@ def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, times
     elif report["turns"] == 0:
         click.echo(f"{session_id} already ends with that turn: nothing added")
     else:
-        click.echo(f"added 1 turn and {report['facts']} facts to {session_id}")
+        facts = report["facts"]
+        note = ""
+        if facts == 0 and extractor == "offline" and not re.search(r"[A-Za-z\u4e00-\u9fff]", text):
+            # Say why, so a Russian or Arabic turn is not a silent mystery: it is stored and
+            # searchable (the embedding is multilingual), only not restated as facts.
+            note = " (the offline extractor restates English and Chinese; the turn itself is searchable)"
+        click.echo(f"added 1 turn and {facts} fact{'' if facts == 1 else 's'} to {session_id}{note}")
 
 
 def _render_hit(rank: int, hit: dict[str, Any]) -> str:
