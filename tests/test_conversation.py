@@ -77,6 +77,8 @@ PRONOUNS = [
      "Caroline's sister and Caroline are planning a trip. It is far and Caroline goes anyway."),
     ("Every Sunday, my best friend and I usually cook.", "Every Sunday, Caroline's best friend and Caroline usually cook."),
     ("He and I love jazz. I think so.", "He and Caroline love jazz. Caroline thinks so."),
+    ("The weather is nice and I walk. Yeah and I love it.",
+     "The weather is nice and Caroline walks. Yeah and Caroline loves it."),
 ]
 
 

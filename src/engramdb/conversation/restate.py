@@ -66,8 +66,12 @@ _CONTRACTIONS = {"m": "am", "ve": "have", "ll": "will", "d": "would", "re": "are
 # go anyway" -> "Ann goes").
 _SUBJECT_LEAD = (r"(?:(?:Yesterday|Today|Tonight|Tomorrow|Now|Sometimes|Usually|Often|Every \w+|Last \w+|"
                  r"This \w+|Next \w+|On \w+),?\s+|[A-Z][\w ]{0,30},\s+)?")
-_SUBJECT = (r"(?:(?:[Mm]y|[Hh]is|[Hh]er|[Oo]ur|[Tt]heir|[Tt]he)\s+(?:[\w'’-]+\s+){0,2}[\w'’-]+"
-            r"|[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)")
+# (at most two words after "my"/"the": "The weather is nice and I go" is a clause and a clause;
+# a capitalised word that opens a sentence without being a subject is not one: "Yeah and I go")
+_NOT_SUBJECTS = ("Yes|Yeah|Yep|No|Nope|Oh|Ok|Okay|Well|So|And|But|Or|Then|Now|Wow|Haha|Sure|Right|"
+                 "Exactly|Also|Maybe|Sometimes|Usually|Often|Anyway|Plus|Thanks|Today|Yesterday|Tomorrow")
+_SUBJECT = (r"(?:(?:[Mm]y|[Hh]is|[Hh]er|[Oo]ur|[Tt]heir|[Tt]he)\s+(?:[\w'’-]+\s+)?[\w'’-]+"
+            rf"|(?!(?:{_NOT_SUBJECTS})\b)[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)")
 _COMPOUND_SUBJECT = re.compile(
     rf"(^|(?<=[.!?])\s+)({_SUBJECT_LEAD}{_SUBJECT}\s+and\s+)I\s+((?:(?:{_ADVERBS})\s+)?)({_VERB_ALTERNATION})\b")
 
