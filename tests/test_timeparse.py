@@ -150,8 +150,15 @@ def test_a_chinese_date_without_a_year_is_the_nearest_one():
 
 
 def test_counts_of_months_and_monthly_are_not_a_month():
-    for text in ("12个月", "每月的账单", "3个月前", "下个月", "五月天的演唱会怎么样", "一月一次"):
+    for text in ("12个月", "每月的账单", "3个月前", "下个月", "五月天的演唱会怎么样", "一月一次", "五月花号", "十月怀胎"):
         assert [w.kind for w in find_time_windows(text, REF)] != ["month_only_zh"], text
+
+
+def test_a_month_in_chinese_numerals_may_run_into_the_next_word():
+    # the commonest phrasing: a pronoun or a verb right after the month
+    for text, month in (("三月我去了哪里", 3), ("我三月去了哪里", 3), ("十二月我做了什么", 12), ("五月跟小王去了杭州", 5)):
+        window = parse_time_window(text, d(2026, 12, 20))
+        assert window is not None and (window.start.month, window.start.year) == (month, 2026), text
 
 
 @pytest.mark.parametrize("text, start, end", CASES, ids=[c[0] for c in CASES])
@@ -270,3 +277,7 @@ def test_a_search_looks_at_the_days_around_a_part_of_a_period() -> None:
                               PlanContext(now=NOW, match_names=lambda text: []))
     assert (plan.time_start, plan.time_end) == (d(2023, 7, 29), d(2023, 8, 21))
     assert "weekend" not in plan.keywords and "first" not in plan.keywords
+    # a week's end is a weekend as exact as "last weekend": searched as it is, in both languages
+    for text in ("上周末我干了什么", "上个周末我干了什么", "what did I do last weekend"):
+        plan = RulePlanner().plan(text, PlanContext(now=NOW, match_names=lambda text: []))
+        assert (plan.time_end - plan.time_start).days == 2 and plan.time_start.weekday() == 5, text

@@ -150,11 +150,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(?:周|星期|礼拜)([一二三四五六日天])"), "weekday_zh"),
     (re.compile(r"(上上个|上上|上个|上|这个|这|本|下下个|下下|下个|下)(周|星期|礼拜|月)|(去年|今年|明年|前年)"), "rel_unit_zh"),
     # A month alone ("12月", "十二月份"): as "in December", the latest such month up to ref. Last,
-    # so a date, "3个月前" or "下个月" has claimed its characters first. Spelled in numerals it must
-    # end there ("五月份", "五月的", "五月。"), not run into a word: 五月天 is a band, 一月一次 a rate.
+    # so a date, "3个月前" or "下个月" has claimed its characters first. Spelled in numerals it may
+    # run into the next word ("三月我去了…", "我三月去了…"), but not into the words it makes with
+    # what follows: 五月天 is a band, 五月花 the Mayflower, 六月雪 and 二月兰 plants, 十月怀胎 and
+    # 七月流火 idioms, 一月一次 a rate (and 三月五日 a date, read above).
     (re.compile(r"(?<![\d零一二两三四五六七八九十年个每第])(1[0-2]|0?[1-9])月份?(?![\d日号天次])"), "month_only_zh"),
     (re.compile(r"(?<![\d零一二两三四五六七八九十年个每第])(十[一二]?|[一二三四五六七八九])月"
-                r"(?:份|(?=[的初底末中里间，。？！、；：,.?!;:\s]|[之以]?[前后](?!天)|$))"), "month_only_zh"),
+                r"(?:份|(?![天次雪兰花怀流光饼亮球票薪日号零一二两三四五六七八九十\d]|[之以]?[前后]天))"), "month_only_zh"),
 ]
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
@@ -478,6 +480,7 @@ def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[Tim
             if window is not None:
                 start, end = m.start(), m.end()
                 # "early May", "the end of last month", "5月底", "上周末": that part of it.
+                original = window
                 part, at, until = timeparts.narrowed(lowered, start, end, window)
                 narrow = part != window and not (_overlaps(taken, starts, at, until)
                                                  or (claimed and claimed[-1][1] > at))
@@ -486,12 +489,20 @@ def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[Tim
                 if bounds and kind not in _BOUNDED_KINDS:
                     window = _bound(lowered, start, end, window, kind)
                 claimed.append((start, end))
+                # A week's end (上周末) is a weekend as exact as "last weekend", not a vague part.
+                weekend = narrow and _is_week_weekend(original, window)
                 found.append((start, TimeWindow(window[0], window[1], text[start:end], kind,
-                                                      narrow or kind == "year_part_zh")))
+                                                      (narrow and not weekend) or kind == "year_part_zh")))
         if claimed:
             taken = list(heapq.merge(taken, claimed))
             starts = [s for s, _ in taken]
     return [w for _, w in sorted(found, key=lambda item: item[0])]
+
+
+def _is_week_weekend(week: tuple[datetime, datetime], part: tuple[datetime, datetime]) -> bool:
+    """Whether `part` is the Saturday and Sunday of the seven-day window `week`."""
+    return (week[1] - week[0] == timedelta(days=7) and part[1] - part[0] == timedelta(days=2)
+            and part[0].weekday() == 5 and part[1] == week[1])
 
 
 def _overlaps(taken: list[tuple[int, int]], starts: list[int], start: int, end: int) -> bool:

@@ -6,7 +6,8 @@
   days 1–10 / 11–20 / 21 on, its first to fourth week days 1–7 … 22–28, its last week its
   last seven days, its first … last weekend that Saturday and Sunday; a year's early part is January to March, its middle May to August, its late
   part (年底, "the end of") September to December, its halves January–June and July–December;
-  a week's end (上周末) is its weekend, its start Monday to Wednesday.
+  a week's end (上周末) is its weekend, its start Monday to Wednesday (a week's weekend is as
+  exact as "last weekend": timeparse does not mark it a part, so a search does not widen it).
 * Quarters: "Q1 2023", "the third quarter of 2022", "last quarter", "2023年第一季度", "上个季度".
   A quarter without a year is the latest one begun by the reference time.
 * Seasons with a year: "spring 2022", "the summer of 2021" (meteorological, as in timeparse).
