@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -281,3 +281,19 @@ def test_a_search_looks_at_the_days_around_a_part_of_a_period() -> None:
     for text in ("上周末我干了什么", "上个周末我干了什么", "what did I do last weekend"):
         plan = RulePlanner().plan(text, PlanContext(now=NOW, match_names=lambda text: []))
         assert (plan.time_end - plan.time_start).days == 2 and plan.time_start.weekday() == 5, text
+
+
+def test_a_weekday_named_alone_follows_the_tense_of_its_clause() -> None:
+    """A plan names the coming day, a memory the last one (said on Friday 20 November 2026)."""
+    friday = d(2026, 11, 20)
+    cases = [("I'm flying to Paris on Monday.", d(2026, 11, 23)), ("Remind me to call mom on Sunday.", d(2026, 11, 22)),
+             ("The party is on Saturday.", d(2026, 11, 21)), ("We will meet on Friday.", d(2026, 11, 20)),
+             ("I went to the park on Sunday.", d(2026, 11, 15)), ("The concert was on Saturday.", d(2026, 11, 14)),
+             ("周六我要去参加婚礼。", d(2026, 11, 21)), ("周六我去参加了婚礼。", d(2026, 11, 14)),
+             ("星期一我们见过面", d(2026, 11, 16))]
+    for text, start in cases:
+        windows = find_time_windows(text.lower(), friday)
+        assert [(w.start, w.end) for w in windows] == [(start, start + timedelta(days=1))], text
+    # habits and ranges name no one day; a bare weekday with no tense is left alone
+    for text in ("我每周六打球。", "我一周一次去健身房了", "我周一到周五都要上班", "周六"):
+        assert find_time_windows(text, friday) == [], text

@@ -148,6 +148,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(last|this|next|past)\s+(week|weekend|month|year)\b"), "rel_unit"),
     (re.compile(r"\b(last|this|next|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"), "weekday"),
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(?:周|星期|礼拜)([一二三四五六日天])"), "weekday_zh"),
+    # 周六 alone (not 每周六, 一周一次, or a range 周一到周五: habits); resolved by its verb's tense
+    (re.compile(r"(?<![每上下这本个一二两三四五六七八九十几\d到至~\-—])(?:周|星期|礼拜)([一二三四五六日天])"
+                r"(?![一二三四五六日天次]|\s*[到至~\-—])"), "weekday_bare_zh"),
     (re.compile(r"(上上个|上上|上个|上|这个|这|本|下下个|下下|下个|下)(周|星期|礼拜|月)|(去年|今年|明年|前年)"), "rel_unit_zh"),
     # A month alone ("12月", "十二月份"): as "in December", the latest such month up to ref. Last,
     # so a date, "3个月前" or "下个月" has claimed its characters first. Spelled in numerals it may
@@ -369,12 +372,26 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
             start = _week(ref, 0)[0] + timedelta(days=target)
         elif g[0] == "next":  # the next such day after today
             start = _day(ref, (target - ref.weekday() - 1) % 7 + 1)
+        elif g[0] == "on" and _planned(m.string, m.start(), m.end(), _FUTURE_EN):
+            # "I'm flying to Paris on Monday", "remind me on Sunday": the coming one, today included
+            start = _day(ref, (target - ref.weekday()) % 7)
         else:  # "last Saturday", and "on Saturday" in a memory: the latest such day before today
             start = _day(ref, -((ref.weekday() - target - 1) % 7 + 1))
         return start, start + timedelta(days=1)
     if kind == "weekday_zh":
         target = "一二三四五六日".index(g[1].replace("天", "日"))
         start = _week(ref, _REL[g[0]])[0] + timedelta(days=target)
+        return start, start + timedelta(days=1)
+    if kind == "weekday_bare_zh":
+        # 周六 alone says which day but not which week; the verb does: 要 / 打算 / 准备 the coming
+        # one (today included), 了 / 过 the latest before today; neither, no time (每周六 never).
+        target = "一二三四五六日".index(g[0].replace("天", "日"))
+        if _planned(m.string, m.start(), m.end(), _FUTURE_ZH):
+            start = _day(ref, (target - ref.weekday()) % 7)
+        elif _planned(m.string, m.start(), m.end(), _PAST_ZH):
+            start = _day(ref, -((ref.weekday() - target - 1) % 7 + 1))
+        else:
+            return None
         return start, start + timedelta(days=1)
     if kind == "rel_unit_zh":
         if g[2]:
@@ -433,7 +450,7 @@ def _anchored(window: tuple[datetime, datetime], word: str, count: int, unit: st
 # store everything lies before it, so an open window would lift every turn alike, while the
 # day is where what is asked was said. A month, a season or a year becomes the open interval.
 _DAY_KINDS = frozenset({"rel_year_day_zh", "iso_date", "day_month_year", "month_day_year", "day_month", "month_day", "month_day_zh",
-                        "day_word", "day_word_zh", "weekday", "weekday_zh"})
+                        "day_word", "day_word_zh", "weekday", "weekday_zh", "weekday_bare_zh"})
 
 
 def _bound(lowered: str, start: int, end: int, window: tuple[datetime, datetime],
@@ -497,6 +514,28 @@ def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[Tim
             taken = list(heapq.merge(taken, claimed))
             starts = [s for s, _ in taken]
     return [w for _, w in sorted(found, key=lambda item: item[0])]
+
+
+# What says a weekday named alone is still to come: a future or a plan in its clause ("I'm
+# flying", "we are meeting", "will", "going to", "remind me"); a present "is/are on" states a
+# schedule ("the party is on Friday"). Chinese: 要 / 会 / 打算 / 准备 / 想 / 计划; 了 / 过 for the past.
+_FUTURE_EN = re.compile(r"\b(?:will|shall|won't|going to|gonna|plan(?:s|ning)? to|about to|remind|"
+                        r"(?:am|are|is|i'm|we're|you're|they're|he's|she's)\s+(?:\w+\s+)?\w+ing|"
+                        r"(?:is|are)\s+(?:\w+\s+){0,2}on\s+\w+day)\b|\w['’]ll\b")
+_FUTURE_ZH = re.compile(r"要|会|打算|准备|想|计划|将")
+_PAST_ZH = re.compile(r"了|过")
+_CLAUSE_END = re.compile(r"[.!?;。！？；\n]")
+
+
+def _planned(text: str, start: int, end: int, cue: re.Pattern[str]) -> bool:
+    """Whether the clause around `text[start:end]` holds `cue` (at most 80 characters each way)."""
+    before = text[max(0, start - 80):start]
+    ends = list(_CLAUSE_END.finditer(before))
+    clause_start = ends[-1].end() if ends else 0
+    after = text[end:end + 80]
+    stop = _CLAUSE_END.search(after)
+    clause = before[clause_start:] + text[start:end] + (after[:stop.start()] if stop else after)
+    return cue.search(clause) is not None
 
 
 def _is_week_weekend(week: tuple[datetime, datetime], part: tuple[datetime, datetime]) -> bool:
