@@ -38,6 +38,9 @@ def test_ids_are_stable_and_re_adding_is_a_no_op(mem: Memory):
     again = mem.add(["Alice moved to Berlin.", "Bob likes jazz."])
     assert first == again
     assert mem.count() == 2
+    # whitespace around a text (a line from a file, an LLM's output) is not part of it
+    assert mem.add([" Alice moved to Berlin. ", "Bob likes jazz.\n"]) == first
+    assert mem.count() == 2 and mem.get(first[0])[0].text == "Alice moved to Berlin."
     other_ns = mem.add("Alice moved to Berlin.", namespace="other")
     assert other_ns[0] != first[0]
     assert mem.count(all_namespaces=True) == 3

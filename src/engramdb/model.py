@@ -119,8 +119,10 @@ class Entry:
         `namespace` is the namespace of the call storing the entry; an entry that names
         another one is refused rather than moved there. Raises ValueError naming the field.
         """
-        text = check_str(self.text, "entry text")
-        if not text.strip():
+        # Whitespace around the text is not part of it: " Alice likes tea. " is the entry
+        # "Alice likes tea." again (one id, one copy), as a line from a file or an LLM often ends.
+        text = check_str(self.text, "entry text").strip()
+        if not text:
             raise ValueError("entry text must be a non-empty string")
         if self.kind not in KINDS:
             raise ValueError(f"entry kind must be one of {', '.join(KINDS)}, not {self.kind!r:.40}")
