@@ -186,6 +186,10 @@ def test_a_hit_found_through_translations_says_so(bilingual_mem: Memory) -> None
     # the Chinese note shares no word with the question: its evidence is the translation, not BM25
     leak = hits["leak"].channels
     assert "translated" in leak and "lexical" not in leak
+    # the trace names what the dictionary made of the question
+    trace = bilingual_mem.search("server keeps using more RAM", k=8).trace
+    recall = next(s for s in trace["stages"] if s["stage"] == "recall")
+    assert "服务器" in recall["channels"]["lexical"]["translations"]
     assert leak["translated"].rank == 1 and leak["translated"].score > 0
     # an English note matched by the question's own words keeps its lexical evidence
     assert "lexical" in hits["ram"].channels and "translated" not in hits["ram"].channels

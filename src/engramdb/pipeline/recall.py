@@ -13,6 +13,7 @@ from ..embed.base import Embedder
 from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..store.base import Store
+from ..text.bilingual import translate_query
 from ..text.dialogue import plain, without_roles
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
@@ -68,6 +69,8 @@ class RecallStage:
         ctx.worded = _ranks(raw.get("lexical", [])) if ctx.translated else {}
         if ctx.translated:
             rec["channels"]["lexical"]["translated"] = len(ctx.translated)
+            # what the dictionary made of the query, so a surprising match can be traced to its word
+            rec["channels"]["lexical"]["translations"] = translate_query(lexical_text(ctx.plan))
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
             if (embedded := plain(ctx.plan.query)) != ctx.plan.query:  # what the embedder read
