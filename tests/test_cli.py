@@ -46,6 +46,10 @@ def test_import_search_json_stats_delete(run):
     assert "rerank · skipped: no cross-encoder (set [rerank] model or ENGRAM_RERANKER)" in result.output
     assert "group" in result.output and "group · skipped" not in result.output
     assert "preset: default (plan → recall → fuse" in result.output
+    # a fused term of a channel that did not return the candidate says so (it sits at the floor)
+    lines = [line for line in result.output.splitlines() if "= semantic" in line]
+    assert lines and any("lexical" in line and "(not found)" not in line for line in lines)
+    assert any("lexical" in line and "(not found)" in line for line in lines)
     context = run("search", 'User: "I moved the staging box." Assistant: "Which port?" User: "The database port"',
                   "--explain")
     assert "embedded: moved staging box" in context.output  # what the semantic channel read is in the tree

@@ -268,6 +268,17 @@ def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, times
         click.echo(f"added 1 turn and {facts} fact{'' if facts == 1 else 's'} to {session_id}{note}")
 
 
+def _unfound(term: str, channels: dict[str, Any]) -> str:
+    """" (not found)" after a fused channel's term when that channel did not return the
+    candidate: it then counts at its list's floor, which can equal a found row's z-score (the
+    second of a two-row list), so the two must read apart."""
+    found = term in channels or (term == "lexical" and "translated" in channels)
+    return "" if found or term in ("m", "base") or term not in _FUSED_CHANNELS else " (not found)"
+
+
+_FUSED_CHANNELS = frozenset({"semantic", "lexical", "symbolic", "temporal", "dated", "substring", "feedback"})
+
+
 def _render_hit(rank: int, hit: dict[str, Any]) -> str:
     src = hit["source"]
     where = src.get("path") or src.get("doc_id") or src.get("session_id") or hit["kind"]
@@ -360,7 +371,8 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
                 scores = ", ".join(f"{n} #{v['rank']} {v['score']:.3f}" for n, v in c["channels"].items())
                 leaf = branch.add(f"{c['id']} {c['score']:.4f}  {scores}", highlight=False)
                 if c.get("contributions"):  # what the score is made of (weighted: weight x z; learned: features)
-                    leaf.add("= " + ", ".join(f"{k} {v:+.3f}" for k, v in c["contributions"].items()), highlight=False)
+                    leaf.add("= " + ", ".join(f"{k} {v:+.3f}{_unfound(k, c['channels'])}"
+                                              for k, v in c["contributions"].items()), highlight=False)
         for name, channel in (stage.get("channels") or {}).items():
             queries = f", {channel['queries']} queries" if channel.get("queries", 1) > 1 else ""
             leaf = node.add(f"{name}: {channel['n']} candidates (k={channel['k']}{queries}) in {channel['ms']:.2f} ms, "
