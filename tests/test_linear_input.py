@@ -105,9 +105,10 @@ def test_exact_patterns_is_linear_on_a_long_word(make: Callable[[int], str]) -> 
 @pytest.mark.parametrize(("make", "n"), [(_repeat("1"), 4000), (_repeat("一"), 4000), (_repeat("last week "), 16000),
                                          (_repeat("上周三3天前"), 4000), (lambda n: "近" + " " * n, 4000),
                                          (_repeat("the end of the first week of "), 16000), (_repeat("early May "), 16000),
-                                         (_repeat("5月底上周末Q1 Christmas "), 8000)],
+                                         (_repeat("5月底上周末Q1 Christmas "), 8000),
+                                         (_repeat("周六我要去三月我 I'm flying on Monday "), 8000)],
                          ids=["digits", "zh-numerals", "last-week", "zh-expressions", "zh-hours-spaces",
-                              "part-words", "parts", "named-periods"])
+                              "part-words", "parts", "named-periods", "weekdays-by-tense"])
 def test_time_windows_are_found_in_linear_time(make: Callable[[int], str], n: int) -> None:
     assert _growth(lambda text: find_time_windows(text, NOW), make, n) < MAX_GROWTH
 
