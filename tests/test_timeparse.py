@@ -289,6 +289,7 @@ def test_a_weekday_named_alone_follows_the_tense_of_its_clause() -> None:
     cases = [("I'm flying to Paris on Monday.", d(2026, 11, 23)), ("Remind me to call mom on Sunday.", d(2026, 11, 22)),
              ("The party is on Saturday.", d(2026, 11, 21)), ("We will meet on Friday.", d(2026, 11, 20)),
              ("I went to the park on Sunday.", d(2026, 11, 15)), ("The concert was on Saturday.", d(2026, 11, 14)),
+             ("I'm telling you, on Sunday we went to the beach.", d(2026, 11, 15)),
              ("周六我要去参加婚礼。", d(2026, 11, 21)), ("周六我去参加了婚礼。", d(2026, 11, 14)),
              ("星期一我们见过面", d(2026, 11, 16))]
     for text, start in cases:

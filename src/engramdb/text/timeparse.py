@@ -372,7 +372,8 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
             start = _week(ref, 0)[0] + timedelta(days=target)
         elif g[0] == "next":  # the next such day after today
             start = _day(ref, (target - ref.weekday() - 1) % 7 + 1)
-        elif g[0] == "on" and _planned(m.string, m.start(), m.end(), _FUTURE_EN):
+        elif g[0] == "on" and _planned(m.string, m.start(), m.end(), _FUTURE_EN) \
+                and not _planned(m.string, m.start(), m.end(), _PAST_EN):
             # "I'm flying to Paris on Monday", "remind me on Sunday": the coming one, today included
             start = _day(ref, (target - ref.weekday()) % 7)
         else:  # "last Saturday", and "on Saturday" in a memory: the latest such day before today
@@ -522,6 +523,8 @@ def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[Tim
 _FUTURE_EN = re.compile(r"\b(?:will|shall|won't|going to|gonna|plan(?:s|ning)? to|about to|remind|"
                         r"(?:am|are|is|i'm|we're|you're|they're|he's|she's)\s+(?:\w+\s+)?\w+ing|"
                         r"(?:is|are)\s+(?:\w+\s+){0,2}on\s+\w+day)\b|\w['’]ll\b")
+# ... unless the clause says what happened ("I'm telling you, on Sunday we went to the beach")
+_PAST_EN = re.compile(r"\b(?:went|was|were|did|had|got|came|saw|took|made|met|visited|yesterday|ago)\b")
 _FUTURE_ZH = re.compile(r"要|会|打算|准备|想|计划|将")
 _PAST_ZH = re.compile(r"了|过")
 _CLAUSE_END = re.compile(r"[.!?;。！？；\n]")
