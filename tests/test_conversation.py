@@ -565,3 +565,28 @@ def test_a_turn_id_names_one_turn_of_its_session(mem: Memory, tmp_path: Path) ->
     with pytest.raises(InputError, match=r"session 'c1' is given twice, with other turns"):
         mem.import_path(chats, extractor="none")
     assert mem.count(filters={"session_id": "c1"}) == 0 and mem.count(filters={"session_id": "s3"}) == 0
+
+
+def test_small_talk_turns_do_not_fill_a_time_window(mem: Memory) -> None:
+    """Inside "last weekend" every turn gets the window's boost; "👍" and "haha yes" answer no
+    question, so what was done that weekend ranks above them."""
+    from engramdb.conversation.extract import is_small_talk
+
+    assert is_small_talk("User: 👍", "User") and is_small_talk("用户: 好的", "用户") and is_small_talk("haha yes")
+    assert not is_small_talk("User: We went hiking", "User") and not is_small_talk("Rest well and stretch!")
+    mem.add_conversation([("User", "ok"), ("Assistant", "👍"), ("User", "haha yes"), ("User", "thanks")],
+                         session_id="chat", session_time="2026-11-14T12:00:00")
+    mem.add_conversation([("User", "Went to the cinema with Xiao Wang, the effects were great.")],
+                         session_id="film", session_time="2026-11-15T20:00:00")
+    mem.add_conversation([("User", "I repainted the kitchen.")], session_id="paint", session_time="2026-10-03T10:00:00")
+    result = mem.search("what did I do last weekend", k=4, now="2026-11-20T09:00:00")
+    texts = [h.entry.text for h in result.hits]
+    assert "cinema" in texts[0], texts
+    group = next(s for s in result.trace["stages"] if s["stage"] == "group")
+    assert group["small_talk"] >= 3
+    # off, the same preset lets them take the window's boost in full
+    off = {"extends": "default", "group": {"derived": True, "pool_factor": 3, "small_talk": 1.0}}
+    scores = {h.entry.text: h.score for h in mem.search("what did I do last weekend", k=8, now="2026-11-20T09:00:00",
+                                                        preset=off).hits}
+    kept = {h.entry.text: h.score for h in mem.search("what did I do last weekend", k=8, now="2026-11-20T09:00:00").hits}
+    assert kept["User: haha yes"] < scores["User: haha yes"]

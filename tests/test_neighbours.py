@@ -163,12 +163,13 @@ def test_a_turn_lifted_by_several_shows_its_strongest_lifter(tmp_path) -> None: 
     from engramdb import Memory
 
     with Memory(tmp_path / "n.db", embedder="minilm") as mem:
-        mem.add_conversation([("Ann", "I went to the support group yesterday."), ("Bob", "How was it?"),
+        mem.add_conversation([("Ann", "I went to the support group yesterday."), ("Bob", "How was the meeting?"),
                               ("Ann", "The support group was great, I met Jo there."), ("Bob", "Nice weather today."),
                               ("Ann", "I baked bread.")], session_id="s1", session_time="2023-05-08T10:00:00",
                              extractor="none")
         hits = {h.entry.text: h for h in mem.search("support group", k=5, explain=True)}
-    between = hits["Bob: How was it?"]  # next to both support-group turns
+    # (a turn of small talk alone, "How was it?", would score a quarter in the group stage)
+    between = hits["Bob: How was the meeting?"]  # next to both support-group turns
     first = hits["Ann: I went to the support group yesterday."]
     assert between.channels["neighbour"].rank == 1  # the best turn lifted it most, not the later one
     assert between.channels["neighbour"].score == pytest.approx(0.2 * first.score, abs=2e-3)  # lift x its score

@@ -100,6 +100,19 @@ def _content_terms(sentence: str) -> list[str]:
     return [t for t in query_terms(sentence) if t not in _SMALL_TALK]
 
 
+# Words of small talk that can also say what happened ("the talk was great", "we met at the
+# café", "how was the meeting?"): a fact leaves them out, a search does not call such a turn empty.
+_EVENT_WORDS = {"meet", "see", "hear", "talk", "chat"}
+
+
+def is_small_talk(text: str, speaker: str | None = None) -> bool:
+    """Whether a turn's text says nothing but small talk ("👍", "haha yes", "Thanks!", "好的"):
+    no word but acknowledgements once its speaker label ("Ann: ") is left out."""
+    if speaker and text.startswith(f"{speaker}:"):
+        text = text[len(speaker) + 1:]
+    return not [t for t in query_terms(text) if t not in _SMALL_TALK or t in _EVENT_WORDS]
+
+
 def _names(text: str, known: set[str]) -> tuple[list[str], list[str], str | None]:
     """(persons, entities, location) mentioned in an English sentence."""
     persons = [name for name in known if re.search(rf"\b{re.escape(name)}\b", text)]

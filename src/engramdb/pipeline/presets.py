@@ -55,7 +55,9 @@ class GroupConfig:
     """Molore's deep pool: the best ``k · pool_factor`` candidates, at most ``per_group`` per
     source (``by``: doc, path or session), the best ``k · keep_factor`` kept for the stages
     after; ``dedupe`` drops entries whose text repeats a better one's; ``derived`` drops a
-    turn a better-ranked fact was derived from, or a fact whose turns are all shown above it."""
+    turn a better-ranked fact was derived from, or a fact whose turns are all shown above it;
+    ``small_talk`` scales the score of a conversation turn that says nothing but small talk
+    ("👍", "haha yes", "thanks!", "好的") by that factor (unset: off)."""
 
     per_group: int | None = None
     by: str = "doc"
@@ -63,10 +65,11 @@ class GroupConfig:
     keep_factor: int = 4
     dedupe: bool = False
     derived: bool = False
+    small_talk: float | None = None
 
     @property
     def active(self) -> bool:
-        return self.per_group is not None or self.dedupe or self.derived
+        return self.per_group is not None or self.dedupe or self.derived or self.small_talk is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +292,8 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
     channels = _channels(check, data)
     fusion = check.section(data, "fusion", {"method", "k", "normalization", "route_slots", "calibration", "model"})
     plan = check.section(data, "plan", {"planner", "reflect_rounds"})
-    group = check.section(data, "group", {"per_group", "by", "pool_factor", "keep_factor", "dedupe", "derived"})
+    group = check.section(data, "group", {"per_group", "by", "pool_factor", "keep_factor", "dedupe", "derived",
+                                             "small_talk"})
     rerank = check.section(data, "rerank", {"model", "pool", "weight"})
     diversify = check.section(data, "diversify", {"mmr_lambda", "pool"})
     if "model" in rerank and (not isinstance(rerank["model"], str) or not rerank["model"].strip()):
@@ -316,7 +320,8 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
                           pool_factor=check.integer("group", group, "pool_factor", 12) or 12,
                           keep_factor=check.integer("group", group, "keep_factor", 4) or 4,
                           dedupe=check.boolean("group", group, "dedupe"),
-                          derived=check.boolean("group", group, "derived")),
+                          derived=check.boolean("group", group, "derived"),
+                          small_talk=check.number("group", group, "small_talk", None, 0.0, 1.0)),
         rerank=RerankConfig(model=_model_path(rerank.get("model"), folder), pool=check.integer("rerank", rerank, "pool", 30) or 30,
                             weight=check.number("rerank", rerank, "weight", 1.0, 0.0, 1.0) or 0.0),
         diversify=DiversifyConfig(mmr_lambda=check.number("diversify", diversify, "mmr_lambda", None, 0.0, 1.0),

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..conversation.extract import is_small_talk
 from ..model import Candidate, ChannelScore, Hit
 from ..plan.base import PlanContext, Planner
 from ..store.base import Store
@@ -105,6 +106,9 @@ class GroupStage:
             return candidates
         depth = ctx.k * conf.pool_factor
         pool = attach_entries(self.fetch, candidates[:depth])
+        tail = candidates[depth:]
+        if conf.small_talk is not None:
+            pool, tail, rec["small_talk"] = _small_talk_down(pool, tail, conf.small_talk)
         if conf.dedupe:
             pool = _dedupe(pool)
         if conf.derived:
@@ -114,7 +118,7 @@ class GroupStage:
         if conf.per_group is not None:
             pool = cap(pool, conf.by, conf.per_group)
         if conf.per_group is None and not conf.dedupe:
-            kept = pool + candidates[depth:]  # `derived` alone filters the pool; it cuts nothing
+            kept = pool + tail  # `derived` alone filters the pool; it cuts nothing
         else:
             kept = pool[: ctx.k * conf.keep_factor]  # Molore's pool
         rec.update(by=conf.by, per_group=conf.per_group, pool=depth, n_in=len(candidates), n_out=len(kept))
@@ -137,6 +141,25 @@ class GroupStage:
 
 
 _SPACE = re.compile(r"\s+")
+
+
+def _small_talk_down(pool: list[Candidate], tail: list[Candidate],
+                     factor: float) -> tuple[list[Candidate], list[Candidate], int]:
+    """`pool` with each small-talk turn's score times `factor`, re-sorted; how many were scaled.
+
+    A "👍" or "haha yes" turn inside a time window gets the window's boost like any turn, and
+    nothing else tells it from what happened then; it answers no question by itself. (The
+    rows past the pool keep their place after it.)"""
+    scaled = 0
+    out: list[Candidate] = []
+    for c in pool:
+        if c.entry is not None and c.entry.kind == "turn" and is_small_talk(c.entry.text, c.entry.source.speaker):
+            c = replace(c, score=c.score * factor)
+            scaled += 1
+        out.append(c)
+    if not scaled:
+        return pool, tail, 0
+    return sorted(out, key=lambda c: -c.score), tail, scaled
 
 
 def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
