@@ -574,6 +574,8 @@ def test_small_talk_turns_do_not_fill_a_time_window(mem: Memory) -> None:
 
     assert is_small_talk("User: 👍", "User") and is_small_talk("用户: 好的", "用户") and is_small_talk("haha yes")
     assert not is_small_talk("User: We went hiking", "User") and not is_small_talk("Rest well and stretch!")
+    # small talk alone is short: a long turn is not even analysed
+    assert not is_small_talk("haha yes, thanks so much, wow, that is really great, yes yes, cool!!")
     mem.add_conversation([("User", "ok"), ("Assistant", "👍"), ("User", "haha yes"), ("User", "thanks")],
                          session_id="chat", session_time="2026-11-14T12:00:00")
     mem.add_conversation([("User", "Went to the cinema with Xiao Wang, the effects were great.")],

@@ -22,6 +22,7 @@ from .errors import EngramError
 from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
 from .model import Entry, Source, timestamp_epoch
+from .pipeline.presets import CHANNELS
 from .store.base import Filters
 from .store.open import backend_of, can_write, redact, store_exists
 from .schema import MODELS, json_schema, to_wire
@@ -273,10 +274,7 @@ def _unfound(term: str, channels: dict[str, Any]) -> str:
     candidate: it then counts at its list's floor, which can equal a found row's z-score (the
     second of a two-row list), so the two must read apart."""
     found = term in channels or (term == "lexical" and "translated" in channels)
-    return "" if found or term in ("m", "base") or term not in _FUSED_CHANNELS else " (not found)"
-
-
-_FUSED_CHANNELS = frozenset({"semantic", "lexical", "symbolic", "temporal", "dated", "substring", "feedback"})
+    return "" if found or term not in CHANNELS else " (not found)"  # "m", a learned feature: no channel
 
 
 def _render_hit(rank: int, hit: dict[str, Any]) -> str:

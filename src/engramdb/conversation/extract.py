@@ -105,11 +105,20 @@ def _content_terms(sentence: str) -> list[str]:
 _EVENT_WORDS = {"meet", "see", "hear", "talk", "chat"}
 
 
+#: small talk alone is short; a longer turn is not analysed (a search checks each turn of its
+#: pool). A Chinese character counts three, as a word takes about three Latin letters and a space.
+SMALL_TALK_MAX_CHARS = 48
+
+
 def is_small_talk(text: str, speaker: str | None = None) -> bool:
     """Whether a turn's text says nothing but small talk ("👍", "haha yes", "Thanks!", "好的"):
-    no word but acknowledgements once its speaker label ("Ann: ") is left out."""
+    at most `SMALL_TALK_MAX_CHARS` and no word but acknowledgements once its speaker label
+    ("Ann: ") is left out."""
     if speaker and text.startswith(f"{speaker}:"):
         text = text[len(speaker) + 1:]
+    text = text.strip()
+    if len(text) + 2 * len(_CJK_RE.findall(text)) > SMALL_TALK_MAX_CHARS:
+        return False
     return not [t for t in query_terms(text) if t not in _SMALL_TALK or t in _EVENT_WORDS]
 
 

@@ -44,8 +44,9 @@ class RecallStage:
         ctx.weights, ctx.adapted = query_weights(self.channels, self.adapt, ctx.plan.query or ctx.query)
         vectors: dict[str, np.ndarray] = {}
         masses: dict[str, float] = {}
+        translations: list[str] = []
         futures = {name: self.executor.submit(_timed, job)
-                   for name, job in self.jobs(ctx, ctx.plan, vectors, masses).items()}
+                   for name, job in self.jobs(ctx, ctx.plan, vectors, masses, translations).items()}
         results: dict[str, Rows] = {}
         raw: dict[str, Rows] = {}
         rec["channels"] = {}
@@ -70,7 +71,7 @@ class RecallStage:
         if ctx.translated:
             rec["channels"]["lexical"]["translated"] = len(ctx.translated)
             # what the dictionary made of the query, so a surprising match can be traced to its word
-            rec["channels"]["lexical"]["translations"] = translate_query(lexical_text(ctx.plan))
+            rec["channels"]["lexical"]["translations"] = translations
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
             if (embedded := plain(ctx.plan.query)) != ctx.plan.query:  # what the embedder read
@@ -141,10 +142,12 @@ class RecallStage:
         return [(pool[i], float(scores[i])) for i in order if has_vector[i]][:depth]
 
     def jobs(self, ctx: SearchContext, plan: QueryPlan, vectors: dict[str, np.ndarray] | None = None,
-             masses: dict[str, float] | None = None) -> dict[str, Callable[[], Rows]]:
+             masses: dict[str, float] | None = None,
+             translations: list[str] | None = None) -> dict[str, Callable[[], Rows]]:
         """One job per channel the plan gives work to, and one semantic job per query text
         (whose vector is kept in `vectors`, for feedback); with ``[channels.lexical] evidence``
-        the lexical job also reads the query's idf mass into `masses` (off the embedding's path)."""
+        the lexical job also reads the query's idf mass into `masses` (off the embedding's path),
+        and the translations job puts the dictionary's terms for the query in `translations`."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
         terms = query_terms(lexical_text(plan))
@@ -158,6 +161,12 @@ class RecallStage:
             if evidence and rows and masses is not None:
                 masses["lexical"] = store.idf_mass(terms)
             return rows
+
+        def translated(text: str, k: int, scale: float) -> Rows:
+            words = translate_query(text)
+            if translations is not None:
+                translations[:] = words
+            return translated_search(store, text, k, namespace, filters, scale, terms=words)
 
         def semantic(text: str, k: int) -> Rows:
             # A dialogue context is embedded by its content words, without markup (text.dialogue.plain).
@@ -183,11 +192,9 @@ class RecallStage:
                 # event's time are the ones that can answer it.
                 jobs[name] = partial(store.dated, terms, depth, namespace, filters)
             elif name == "translated" and terms and "lexical" in self.channels:
-                text = lexical_text(plan)
                 # The query's terms through a Chinese-English dictionary, BM25 on the lexical
                 # channel's scale, merged into its list (pipeline/translated.py).
-                jobs["lexical#translated"] = partial(translated_search, store, text, depth, namespace, filters,
-                                                     self.channels[name].weight)
+                jobs["lexical#translated"] = partial(translated, lexical_text(plan), depth, self.channels[name].weight)
         return jobs
 
     def depth(self, ctx: SearchContext, channel: str) -> int:

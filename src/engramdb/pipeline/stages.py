@@ -106,9 +106,8 @@ class GroupStage:
             return candidates
         depth = ctx.k * conf.pool_factor
         pool = attach_entries(self.fetch, candidates[:depth])
-        tail = candidates[depth:]
         if conf.small_talk is not None:
-            pool, tail, rec["small_talk"] = _small_talk_down(pool, tail, conf.small_talk)
+            pool, rec["small_talk"] = _small_talk_down(pool, conf.small_talk)
         if conf.dedupe:
             pool = _dedupe(pool)
         if conf.derived:
@@ -118,7 +117,7 @@ class GroupStage:
         if conf.per_group is not None:
             pool = cap(pool, conf.by, conf.per_group)
         if conf.per_group is None and not conf.dedupe:
-            kept = pool + tail  # `derived` alone filters the pool; it cuts nothing
+            kept = pool + candidates[depth:]  # `derived` alone filters the pool; it cuts nothing
         else:
             kept = pool[: ctx.k * conf.keep_factor]  # Molore's pool
         rec.update(by=conf.by, per_group=conf.per_group, pool=depth, n_in=len(candidates), n_out=len(kept))
@@ -143,8 +142,7 @@ class GroupStage:
 _SPACE = re.compile(r"\s+")
 
 
-def _small_talk_down(pool: list[Candidate], tail: list[Candidate],
-                     factor: float) -> tuple[list[Candidate], list[Candidate], int]:
+def _small_talk_down(pool: list[Candidate], factor: float) -> tuple[list[Candidate], int]:
     """`pool` with each small-talk turn's score times `factor`, re-sorted; how many were scaled.
 
     A "👍" or "haha yes" turn inside a time window gets the window's boost like any turn, and
@@ -158,8 +156,8 @@ def _small_talk_down(pool: list[Candidate], tail: list[Candidate],
             scaled += 1
         out.append(c)
     if not scaled:
-        return pool, tail, 0
-    return sorted(out, key=lambda c: -c.score), tail, scaled
+        return pool, 0
+    return sorted(out, key=lambda c: -c.score), scaled
 
 
 def _dedupe(candidates: list[Candidate]) -> list[Candidate]:

@@ -23,6 +23,8 @@ question ("Bob 喝什么") the name matches directly and 喝 through its transla
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ..store.base import Filters, Store
 from ..text.bilingual import script, translate_query
 
@@ -33,17 +35,19 @@ OVERSAMPLE = 2
 
 
 def translated_search(store: Store, text: str, k: int, namespace: str | None,
-                      filters: Filters, scale: float = 1.0) -> list[tuple[int, float]]:
+                      filters: Filters, scale: float = 1.0, *,
+                      terms: Sequence[str] | None = None) -> list[tuple[int, float]]:
     """Top-k (rowid, BM25 x `scale`) of the other-script entries matching `text`'s translated terms.
 
     An English question's translations are Chinese words, which only Chinese text contains in
     practice, so its hits are taken as they come; a Chinese question's English translations
     also match Chinese entries that quote an English word, so those hits are read (``fetch``)
-    and only English ones kept, from ``OVERSAMPLE`` x k candidates.
+    and only English ones kept, from ``OVERSAMPLE`` x k candidates. `terms`: the translations
+    of `text`, when the caller has them already (`translate_query`).
     """
     if scale <= 0:
         return []
-    terms = translate_query(text)
+    terms = translate_query(text) if terms is None else list(terms)
     if not terms:
         return []
     if script(text) == "en":

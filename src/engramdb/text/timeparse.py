@@ -372,8 +372,7 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
             start = _week(ref, 0)[0] + timedelta(days=target)
         elif g[0] == "next":  # the next such day after today
             start = _day(ref, (target - ref.weekday() - 1) % 7 + 1)
-        elif g[0] == "on" and _planned(m.string, m.start(), m.end(), _FUTURE_EN) \
-                and not _planned(m.string, m.start(), m.end(), _PAST_EN):
+        elif g[0] == "on" and _FUTURE_EN.search(clause := _clause(m)) and not _PAST_EN.search(clause):
             # "I'm flying to Paris on Monday", "remind me on Sunday": the coming one, today included
             start = _day(ref, (target - ref.weekday()) % 7)
         else:  # "last Saturday", and "on Saturday" in a memory: the latest such day before today
@@ -387,9 +386,10 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         # 周六 alone says which day but not which week; the verb does: 要 / 打算 / 准备 the coming
         # one (today included), 了 / 过 the latest before today; neither, no time (每周六 never).
         target = "一二三四五六日".index(g[0].replace("天", "日"))
-        if _planned(m.string, m.start(), m.end(), _FUTURE_ZH):
+        clause = _clause(m)
+        if _FUTURE_ZH.search(clause):
             start = _day(ref, (target - ref.weekday()) % 7)
-        elif _planned(m.string, m.start(), m.end(), _PAST_ZH):
+        elif _PAST_ZH.search(clause):
             start = _day(ref, -((ref.weekday() - target - 1) % 7 + 1))
         else:
             return None
@@ -530,15 +530,14 @@ _PAST_ZH = re.compile(r"了|过")
 _CLAUSE_END = re.compile(r"[.!?;。！？；\n]")
 
 
-def _planned(text: str, start: int, end: int, cue: re.Pattern[str]) -> bool:
-    """Whether the clause around `text[start:end]` holds `cue` (at most 80 characters each way)."""
+def _clause(m: re.Match[str]) -> str:
+    """The clause around the match `m` (at most 80 characters each way), the match included."""
+    text, start, end = m.string, m.start(), m.end()
     before = text[max(0, start - 80):start]
     ends = list(_CLAUSE_END.finditer(before))
-    clause_start = ends[-1].end() if ends else 0
     after = text[end:end + 80]
     stop = _CLAUSE_END.search(after)
-    clause = before[clause_start:] + text[start:end] + (after[:stop.start()] if stop else after)
-    return cue.search(clause) is not None
+    return before[ends[-1].end() if ends else 0:] + text[start:end] + (after[:stop.start()] if stop else after)
 
 
 def _is_week_weekend(week: tuple[datetime, datetime], part: tuple[datetime, datetime]) -> bool:
