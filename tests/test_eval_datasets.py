@@ -63,6 +63,8 @@ def _replace_line(path: Path, lineno: int, text: str) -> None:
         ("corpus.jsonl", 7, '["not", "an", "object"]', "expected a JSON object"),
         ("queries.jsonl", 2, '{"_id": "q2"}', "missing required field 'text'"),
         ("queries.jsonl", 3, '{"_id": "q3", "text": "   "}', "empty text"),
+        ("corpus.jsonl", 3, '{"_id": "d03", "text": "t", "timestamp": "last May"}', "field 'timestamp' must be an ISO 8601"),
+        ("queries.jsonl", 2, '{"_id": "q2", "text": "t", "now": 5}', "field 'now' must be a string"),
         ("qrels/test.tsv", 2, "q1\td04", "expected 3 columns"),
         ("qrels/test.tsv", 4, "q2\td07\tvery", "is not a number"),
         ("qrels/test.tsv", 5, "q3\td08\t1.5", "not an integer grade"),
@@ -79,6 +81,15 @@ def test_load_beir_errors_name_file_line_and_reason(
     assert message.startswith(f"{root / file}:{lineno}: ")
     assert reason in message
     assert info.value.line == lineno
+
+
+def test_documents_may_carry_a_time_and_queries_the_time_they_are_asked(tmp_path: Path) -> None:
+    root = _beir_copy(tmp_path)
+    _replace_line(root / "corpus.jsonl", 1, '{"_id": "d01", "text": "I work at Stripe.", "timestamp": "2025-09-01"}')
+    _replace_line(root / "queries.jsonl", 1, '{"_id": "q1", "text": "Where do I work now?", "now": "2026-12-01T12:00:00"}')
+    ds = load_beir(root)
+    assert ds.corpus["d01"].timestamp == "2025-09-01" and ds.corpus["d02"].timestamp is None
+    assert ds.query_now == {"q1": "2026-12-01T12:00:00"}
 
 
 def test_load_beir_missing_files(tmp_path: Path) -> None:

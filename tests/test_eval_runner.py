@@ -68,6 +68,16 @@ def test_beir_metrics_follow_from_the_rankings(beir_result: dict[str, Any]) -> N
         assert row["mrr@10"] == pytest.approx(mean(q["mrr@10"] for q in row["per_query"]), abs=1e-4)
 
 
+def test_details_say_how_the_planner_read_each_query(beir_result: dict[str, Any],
+                                                     locomo_result: dict[str, Any]) -> None:
+    default = _row(beir_result, "default")["per_query"]
+    assert all(set(q["plan"]) == {"intent", "window", "present"} for q in default)
+    assert all(q["plan"]["present"] is False for q in default)  # no question there asks about now
+    assert all(q["plan"]["intent"] == "lookup" for q in _row(beir_result, "lexical")["per_query"])  # no planner
+    locomo = [q for row in locomo_result["results"] if row["preset"] == "default" for q in row["per_query"]]
+    assert any(q["plan"]["intent"] == "temporal" for q in locomo)
+
+
 def test_beir_lexical_finds_the_planted_terms(beir_result: dict[str, Any]) -> None:
     # every query shares its rarest words with its best document only
     lexical = _row(beir_result, "lexical")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -49,6 +50,9 @@ class BeirDoc:
     title: str
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: when the document was written or said (optional ``timestamp`` field, ISO 8601): stored
+    #: as the entry's timestamp, for sets whose questions are about time
+    timestamp: str | None = None
 
 
 @dataclass(slots=True)
@@ -69,6 +73,8 @@ class BeirDataset:
     qrels_missing_docs: int = 0
     #: judged query ids that are not in the queries file (they cannot be evaluated)
     qrels_missing_queries: int = 0
+    #: the reference time a query is asked at (optional ``now`` field of a query line)
+    query_now: dict[str, str] = field(default_factory=dict)
 
     def relevant(self, query_id: str) -> dict[str, int]:
         """The judgements of one query with a grade > 0 (the relevant documents)."""
@@ -128,13 +134,27 @@ def _load_corpus(path: Path) -> dict[str, BeirDoc]:
         metadata = obj.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise EvalDataError(path, "field 'metadata' must be a JSON object", line=lineno)
-        corpus[doc_id] = BeirDoc(id=doc_id, title=title, text=text, metadata=metadata)
+        timestamp = _optional_time(obj, "timestamp", path, lineno)
+        corpus[doc_id] = BeirDoc(id=doc_id, title=title, text=text, metadata=metadata, timestamp=timestamp)
     if not corpus:
         raise EvalDataError(path, "corpus is empty")
     return corpus
 
 
-def _load_queries(path: Path) -> dict[str, str]:
+def _optional_time(obj: dict[str, Any], name: str, path: Path, lineno: int) -> str | None:
+    """An optional ISO 8601 time field, checked here so a bad one names its line."""
+    value = _optional_str(obj, name, path, lineno)
+    if not value:
+        return None
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise EvalDataError(path, f"field '{name}' must be an ISO 8601 time, got {value!r:.40}", line=lineno) from None
+    return value
+
+
+def _load_queries(path: Path, now: dict[str, str] | None = None) -> dict[str, str]:
+    """The queries file's texts by id; each query's optional ``now`` goes into `now`."""
     queries: dict[str, str] = {}
     for lineno, obj in _iter_jsonl(path):
         qid = _required_id(obj, path, lineno)
@@ -144,6 +164,9 @@ def _load_queries(path: Path) -> dict[str, str]:
         if not text.strip():
             raise EvalDataError(path, f"query {qid!r} has empty text", line=lineno)
         queries[qid] = text
+        asked_at = _optional_time(obj, "now", path, lineno)
+        if asked_at and now is not None:
+            now[qid] = asked_at
     return queries
 
 
@@ -189,7 +212,8 @@ def load_beir(directory: str | Path, split: str = "test") -> BeirDataset:
     if not root.is_dir():
         raise EvalDataError(root, "not a directory (expected corpus.jsonl, queries.jsonl, qrels/)")
     corpus = _load_corpus(root / "corpus.jsonl")
-    queries = _load_queries(root / "queries.jsonl")
+    query_now: dict[str, str] = {}
+    queries = _load_queries(root / "queries.jsonl", query_now)
     qrels = _load_qrels(root / "qrels" / f"{split}.tsv")
     missing_docs = sum(1 for judged in qrels.values() for d in judged if d not in corpus)
     missing_queries = sum(1 for q in qrels if q not in queries)
@@ -204,4 +228,5 @@ def load_beir(directory: str | Path, split: str = "test") -> BeirDataset:
         query_ids=query_ids,
         qrels_missing_docs=missing_docs,
         qrels_missing_queries=missing_queries,
+        query_now=query_now,
     )

@@ -275,6 +275,7 @@ def run_beir(
             text=f"{doc.title}\n{doc.text}".strip() if doc.title else doc.text,
             kind="chunk",
             source=Source(doc_id=doc.id),
+            timestamp=doc.timestamp,
         )
         for doc in ds.corpus.values()
     ]
@@ -290,11 +291,12 @@ def run_beir(
                 mem.search(ds.queries[query_ids[0]], k=top_k, preset=preset, group_by="doc")  # warm-up
                 task = bar.add_task(f"{preset:>9}", total=len(query_ids))
                 for qid in query_ids:
+                    now = ds.query_now.get(qid)  # None: Memory's default (the newest entry's time)
                     top, ms = _timed(
-                        lambda: mem.search(ds.queries[qid], k=top_k, preset=preset, group_by="doc")
+                        lambda: mem.search(ds.queries[qid], k=top_k, preset=preset, group_by="doc", now=now)
                     )
                     res = top if search_k == top_k else \
-                        mem.search(ds.queries[qid], k=search_k, preset=preset, group_by="doc")
+                        mem.search(ds.queries[qid], k=search_k, preset=preset, group_by="doc", now=now)
                     ranking = _doc_ranking(top.hits)
                     scores = _score(ranking, ds.relevant(qid), k, (100, depth), deep=_doc_ranking(res.hits))
                     rows.append(scores)
@@ -303,7 +305,7 @@ def run_beir(
                         relevant = ds.relevant(qid)
                         per_query.append({"id": qid, **scores, "latency_ms": round(ms, 3), "top": ranking[:k],
                                           "scored": [[round(h.score, 6), int((h.entry.source.doc_id or h.id) in relevant)]
-                                                     for h in res.hits[:_SCORED]]})
+                                                     for h in res.hits[:_SCORED]], **_plan_read(res.trace)})
                     bar.advance(task)
                 row: dict[str, Any] = {"preset": preset, **_average(rows)}
                 row.update(latency_ms=_latency(lat), index_s=round(index_s, 3), by_category=None)
@@ -314,6 +316,17 @@ def run_beir(
     result["index_s"] = round(index_s, 3)
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     return result
+
+
+def _plan_read(trace: dict[str, Any]) -> dict[str, Any]:
+    """How the planner read a query, for per-query details: its intent, whether it named a time
+    window, whether it asked about now (empty without a plan stage)."""
+    for stage in trace.get("stages", []):
+        if stage.get("stage") == "plan" and isinstance(stage.get("plan"), dict):
+            plan = stage["plan"]
+            return {"plan": {"intent": plan.get("intent"), "window": stage.get("time_window") is not None,
+                             "present": bool(plan.get("present"))}}
+    return {}
 
 
 def _doc_ranking(hits: Sequence[Hit]) -> list[str]:
@@ -518,7 +531,7 @@ def run_locomo(
                             {"sample_id": sample.sample_id, "qa_index": q.index, "category": q.category,
                              **scores, "latency_ms": round(ms, 3), "top": [list(p) for p in ranking[:k]],
                              "scored": [[round(h.score, 6), int(bool(set(t) & set(q.evidence)))]
-                                        for h, t in zip(res.hits[:_SCORED], turns)]}
+                                        for h, t in zip(res.hits[:_SCORED], turns)], **_plan_read(res.trace)}
                         )
                     bar.advance(task)
                 main_rows = [r for c, rows in by_cat.items() if c != 5 for r in rows]
