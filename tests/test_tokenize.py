@@ -44,3 +44,13 @@ def test_chinese_chat_fillers_are_stopwords_like_their_english_counterparts():
     terms = analyze("我真的特别喜欢画画，对呀！哇，超级好玩")
     assert not {"真的", "特别", "对呀", "哇", "超级"} & set(terms)
     assert {"喜欢", "画画", "好玩"} <= set(terms)
+
+
+def test_words_that_say_when_rather_than_what_are_stopwords():
+    # "What's my current address?" matched "my Barclays current account", and 目前 / 现在
+    # translated to "current" / "now" did the same from Chinese: the cue says when, not what.
+    assert query_terms("What's my current address these days, now that I still live here?") == \
+        ["address", "day", "live"]
+    assert query_terms("Which editor do I currently use nowadays, and what did I use previously?") == \
+        ["editor", "use"]
+    assert analyze("我现在住在南京，以前住在杭州，目前仍然在南京") == ["住", "南京", "住", "杭州", "南京"]
