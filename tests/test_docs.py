@@ -29,11 +29,11 @@ def test_readme_python_example(tmp_path: Path):
     assert (tmp_path / "agent.db").exists()
 
 
-def run_guide_example(name: str, tmp_path: Path) -> tuple[list[str], list[str]]:
-    """Run the first Python block of docs/`name` in `tmp_path`: (printed lines, the
-    `print(...)  # expected` comments)."""
+def run_guide_example(name: str, tmp_path: Path, block: int = 0) -> tuple[list[str], list[str]]:
+    """Run a Python block (the first by default) of docs/`name` in `tmp_path`: (printed lines,
+    the `print(...)  # expected` comments)."""
     guide = README.parent / "docs" / name
-    code = re.findall(r"```python\n(.*?)```", guide.read_text(encoding="utf-8"), re.S)[0]
+    code = re.findall(r"```python\n(.*?)```", guide.read_text(encoding="utf-8"), re.S)[block]
     expected = [m.group(1).strip() for m in re.finditer(r"^\s*print\(.*\)\s*#\s*(.*)$", code, re.M)]
     out = io.StringIO()
     cwd = os.getcwd()
@@ -58,6 +58,12 @@ def test_lifecycle_guide_example_prints_what_its_comments_say(tmp_path: Path):
     """Each `print(...)  # expected` line of docs/LIFECYCLE.md's example prints exactly that."""
     lines, expected = run_guide_example("LIFECYCLE.md", tmp_path)
     assert lines == expected and len(expected) == 4
+
+
+def test_lifecycle_guide_unlinked_example_prints_what_its_comment_says(tmp_path: Path):
+    """docs/LIFECYCLE.md's second example: unlinked old and new statements, a question about now."""
+    lines, expected = run_guide_example("LIFECYCLE.md", tmp_path, block=1)
+    assert lines == expected == ["Changed my phone number to 0151 555 0199."]
 
 
 def test_cli_guide_runnable_block(tmp_path: Path):

@@ -92,6 +92,22 @@ def test_documents_may_carry_a_time_and_queries_the_time_they_are_asked(tmp_path
     assert ds.query_now == {"q1": "2026-12-01T12:00:00"}
 
 
+def test_the_current_state_dev_set_runs_with_its_times(tmp_path: Path) -> None:
+    """The shipped development set for questions about now (benchmarks/data/current) loads, and
+    its writer reproduces it byte for byte."""
+    import subprocess
+    import sys
+
+    shipped = Path(__file__).parent.parent / "benchmarks" / "data" / "current"
+    subprocess.run([sys.executable, str(shipped.parent.parent / "current_devset.py"), str(tmp_path)], check=True,
+                   capture_output=True)
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/current.tsv", "qrels/test.tsv"):
+        assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
+    ds = load_beir(shipped, "current")
+    assert len(ds.query_ids) == 54 and all(ds.query_now[q] == "2026-12-01T12:00:00" for q in ds.query_ids)
+    assert all(doc.timestamp for doc in ds.corpus.values())
+
+
 def test_load_beir_missing_files(tmp_path: Path) -> None:
     root = _beir_copy(tmp_path)
     (root / "qrels" / "test.tsv").unlink()

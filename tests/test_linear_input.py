@@ -168,3 +168,26 @@ def test_search_is_linear_in_the_query_for_every_preset(small_store: Memory, pre
     growth = _growth(lambda text: small_store.search(text, preset=preset, now=NOW), _adversarial, 4000,
                      repeats=3)
     assert growth < MAX_GROWTH
+
+
+@pytest.mark.parametrize("make", [_repeat("now still "), _repeat("现在以前"), _repeat("currently was ")],
+                         ids=["present", "zh", "former"])
+def test_a_question_about_now_is_read_in_linear_time(make: Callable[[int], str]) -> None:
+    from engramdb.plan.rules import asks_present
+
+    assert _growth(asks_present, make, 4000) < MAX_GROWTH
+
+
+def test_news_about_someone_else_is_told_in_linear_time() -> None:
+    from engramdb.pipeline.recency import _someone_else
+
+    def letters(i: int) -> str:
+        return "".join("abcdefghijklmnopqrstuvwxyz"[(i // 26 ** d) % 26] for d in range(4))
+
+    def names(n: int) -> str:  # thousands of distinct possessive names ("Zqbaaa's")
+        return " ".join(f"Zq{letters(i)}'s" for i in range(n // 9))[:n]
+
+    def check(text: str) -> bool:
+        return _someone_else(text, text.replace("'s", ""))  # every name known: no early exit
+    assert not check(names(4000)) and _someone_else(names(4000), "")
+    assert _growth(check, names, 4000) < MAX_GROWTH

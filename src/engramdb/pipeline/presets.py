@@ -24,15 +24,16 @@ from ..errors import InputError
 from .adapt import ADAPT_KEYS, AdaptConfig, parse_adapt
 from .gates import GateConfig
 from .neighbours import NeighboursConfig, parse_neighbours
+from .recency import RecencyConfig, parse_recency
 
 CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring", "translated", "feedback")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route", "learned")
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")
-STAGES = ("plan", "recall", "fuse", "neighbours", "gate", "group", "rerank", "diversify", "reflect")
+STAGES = ("plan", "recall", "fuse", "neighbours", "recency", "gate", "group", "rerank", "diversify", "reflect")
 # Stages that work on fused candidates and may come in any order between fuse and reflect;
 # each is configured by a section of its own name (reflect by [plan] reflect_rounds).
-POST_FUSION = ("neighbours", "gate", "group", "rerank", "diversify")
+POST_FUSION = ("neighbours", "recency", "gate", "group", "rerank", "diversify")
 GROUP_KEYS = ("doc", "path", "session")
 MAX_DEPTH = 10_000  # the largest count (channel k, pools) a preset may ask for
 
@@ -105,6 +106,7 @@ class Preset:
     ranker: str = "ranker"
     adapt: AdaptConfig = field(default_factory=AdaptConfig)
     neighbours: NeighboursConfig = field(default_factory=NeighboursConfig)
+    recency: RecencyConfig = field(default_factory=RecencyConfig)
     planner: str = "none"
     reflect_rounds: int = 0
     gate: GateConfig = field(default_factory=GateConfig)
@@ -137,7 +139,7 @@ def _shipped() -> dict[str, str]:
 
 PRESET_NAMES: tuple[str, ...] = tuple(sorted(_shipped(), key=lambda n: (n != "default", n)))
 
-_SECTIONS = {"description", "pipeline", "channels", "fusion", "adapt", "neighbours", "plan", "gate", "group", "rerank", "diversify"}
+_SECTIONS = {"description", "pipeline", "channels", "fusion", "adapt", "neighbours", "recency", "plan", "gate", "group", "rerank", "diversify"}
 
 
 class _Checker:
@@ -312,6 +314,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         ranker=_ranker(check, fusion, folder),
         adapt=parse_adapt(check.section(data, "adapt", set(ADAPT_KEYS)), set(channels), check.fail),
         neighbours=parse_neighbours(check.section(data, "neighbours", {"lift", "top", "span", "combine"}), check),
+        recency=parse_recency(check.section(data, "recency", {"tier", "pool", "share"}), check),
         planner=check.choice("plan", plan, "planner", "none", PLANNERS),
         reflect_rounds=check.integer("plan", plan, "reflect_rounds", 0, low=0, high=5) or 0,
         gate=_gate(check, data),

@@ -1,6 +1,6 @@
 """One question through one pipeline: the stages a preset lists, in its order.
 
-plan -> recall (channels in parallel) -> fuse -> neighbours -> gate -> group -> rerank -> diversify ->
+plan -> recall (channels in parallel) -> fuse -> neighbours -> recency -> gate -> group -> rerank -> diversify ->
 reflect, then the top k. Each stage is a small callable (see `context.Stage`) that takes
 candidates and returns candidates and records itself in the trace.
 """
@@ -20,6 +20,7 @@ from ..plan.rules import NoPlanner
 from ..store.base import Filters, Store
 from .context import Retrieve, SearchContext, Stage, attach_entries, merge_candidates
 from .neighbours import NeighboursStage
+from .recency import RecencyStage
 from .presets import POST_FUSION, Preset
 from .recall import FuseStage, RecallStage
 from .stages import DiversifyStage, GateStage, GroupStage, PlanStage, RerankStage, ReflectStage
@@ -82,6 +83,8 @@ class SearchPipeline:
     def _post_fusion(self, name: str, preset: Preset, retry: Retrieve | None) -> Stage:
         if name == "neighbours":
             return NeighboursStage(preset.neighbours, self.store.turn_neighbours)
+        if name == "recency":
+            return RecencyStage(preset.recency, self.store.fetch, self.store.vectors_of)
         if name == "gate":
             return GateStage(preset.gate, self.store, retry)
         if name == "group":

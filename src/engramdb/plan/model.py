@@ -31,6 +31,8 @@ class QueryPlan:
     first. ``time_start``/``time_end`` are a half-open window resolved against the reference
     time (None when the question names no time). ``planner`` says which planner produced the
     plan (``rules``, ``llm``, or ``none`` for no planning); ``notes`` records fallbacks.
+    ``present`` says the question asks for the present state of something that may have
+    changed ("where do I work now?", "我现在住哪"): the newest statement should answer it.
     """
 
     query: str
@@ -43,6 +45,7 @@ class QueryPlan:
     time_end: datetime | None = None
     time_expression: str | None = None
     intent: str = "lookup"
+    present: bool = False
     routes: list[EvidenceRoute] = field(default_factory=list)
     planner: str = "rules"
     notes: list[str] = field(default_factory=list)

@@ -7,6 +7,9 @@
   context (several "<Speaker>: …" utterances), only those of the last utterance's question
   (all of the last utterance when it asks nothing);
 * intent: from cue words ("when", "how many", "list all", "哪些", "多少", ...);
+* present: the question asks for the present state ("now", "currently", "still", "现在",
+  "目前") and names no time window, no former state ("before", "used to", "以前") and is
+  not a dialogue context (where "now" and "still" are small talk);
 * sub-queries: the question, plus the question without its question words and time
   expression, plus one per person or entity when the question compares several.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..text.dialogue import asked_part, without_roles
+from ..text.dialogue import asked_part, is_dialogue, without_roles
 from ..text.timeparse import TimeWindow, find_time_windows
 from ..text.tokenize import STOPWORDS_EN, STOPWORDS_ZH, normalize
 from .base import PlanContext, Planner
@@ -95,6 +98,29 @@ def _keywords(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# "now", "currently", "these days", "still", "anymore", "latest": the state as it is today.
+# Not "recently" / 最近: it names a time ("what did I do recently") rather than a state.
+_PRESENT_EN = re.compile(r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|presently|"
+                         r"still|anymore|any more|any longer|latest|most recent|newest|up to date)\b")
+_PRESENT_ZH = re.compile(r"现在|目前|当前|如今|眼下|现今|最新|至今|仍然|仍旧|依然|还在")
+# A question about a former state, or in the past tense, asks about then, not now.
+_FORMER_EN = re.compile(r"\b(?:before|previous|previously|former|formerly|used to|old|originally|at first|"
+                        r"back then|in the past|earlier|ago|did|was|were|had)\b")
+_FORMER_ZH = re.compile(r"以前|之前|原来|原先|曾经|当初|从前|过去|早先|旧")
+
+
+def asks_present(question: str) -> bool:
+    """Whether a question (not a dialogue context) asks for the present state of something:
+    a present cue and no former one ("Where do I work now?", "我现在住哪", but not "Where did I
+    work before?", "我以前住哪")."""
+    if is_dialogue(question):
+        return False
+    text = normalize(question)
+    if not (_PRESENT_EN.search(text) or _PRESENT_ZH.search(text)):
+        return False
+    return not (_FORMER_EN.search(text) or _FORMER_ZH.search(text))
+
+
 def intent_of(question: str) -> str:
     text = normalize(question)
     for intent, cue in _INTENT_CUES:
@@ -156,7 +182,7 @@ class RulePlanner:
             query=query, sub_queries=sub_queries, keywords=keywords, persons=persons, entities=entities,
             location=location, time_start=start, time_end=end,
             time_expression=" … ".join(w.expression for w in windows) or None,
-            intent=intent, routes=routes, planner=self.name,
+            intent=intent, present=not windows and asks_present(query), routes=routes, planner=self.name,
         )
 
 

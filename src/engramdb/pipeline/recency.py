@@ -1,0 +1,200 @@
+"""Questions about now: the newer statement of what the best hit says takes its place.
+
+Memory changes: "My phone number is 0176 555 0143" (2023) and, later, "Changed my phone
+number to 0151 555 0199" (2025) both stay in the store unless an agent links them with
+``supersedes``. Asked "What is my phone number now?", the old statement usually ranks first:
+it is phrased like the question, while the update says what changed in other words. Ranking
+by relevance alone reads the store as a set of timeless facts.
+
+When the planner reads a question as asking for the present state (``QueryPlan.present``:
+"now", "currently", "these days", "still", 现在, 目前, 如今; no time window, no "before" or
+以前; not a dialogue context), this stage looks at the best ``pool`` candidates:
+
+1. *comparably relevant* are those whose semantic match to the question is within ``tier``
+   standard deviations (of the semantic channel's list) of the best among them, or whose score
+   is at least ``share`` of the best score. The embedding is the main judge because it reads
+   what an entry is about rather than which of the question's words it repeats; in a store of
+   a few dozen entries its list is spread wide, and the fused score catches what it misses;
+2. the best-ranked of them is the statement to check, and the entry of the pool most like it
+   (cosine of their embeddings) is what may have become of it: a newer note that merely shares
+   the topic ("Lent my old phone to my niece") is less like it than the update is;
+3. if that entry is comparably relevant, at least a day newer (``timestamp``, else
+   ``created_at``) and not news about someone else (`_someone_else`), it takes the checked
+   statement's place, just above its score. Nothing else moves, and a question that does not
+   ask about now is untouched.
+
+The moved hit shows its evidence as channel ``recency`` (rank: the place it was taken from,
+1-based; score: its own score before the move). Measured on the current-state development set
+(``benchmarks/current_devset.py``) and a set written apart: docs/BENCHMARKS.md ("Questions
+about now").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from ..model import Candidate, ChannelScore
+from .context import Fetch, attach_entries
+
+if TYPE_CHECKING:
+    from ..model import Entry
+    from .context import SearchContext
+
+
+#: Entries written within a day of each other say nothing about which is the newer state: an
+#: import writes a whole corpus within minutes, and entries without a `timestamp` fall back to
+#: when they were written.
+MIN_GAP_S = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecencyConfig:
+    """For questions about now, among the best `pool` candidates: comparably relevant within
+    `tier` semantic standard deviations of the best (unset: off) or at `share` of the best score."""
+
+    tier: float | None = None
+    pool: int = 10
+    #: also comparably relevant: a fused score at least this share of the best one's (None: off)
+    share: float | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.tier is not None
+
+
+class RecencyStage:
+    """Built with the preset's ``[recency]`` and the store's ``fetch`` (entries' times) and
+    ``vectors_of`` (their embeddings)."""
+
+    name = "recency"
+
+    def __init__(self, conf: RecencyConfig, fetch: Fetch, vectors_of: Callable[[Sequence[int]], np.ndarray]) -> None:
+        self.conf, self.fetch, self.vectors_of = conf, fetch, vectors_of
+
+    def __call__(self, ctx: "SearchContext", candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
+        conf = self.conf
+        if not conf.active:
+            rec["skipped"] = "no [recency] tier set"
+            return candidates
+        if not ctx.plan.present:
+            rec["skipped"] = "the question does not ask about now"
+            return candidates
+        spread = _spread([score for _, score in ctx.recalled.get("semantic", [])])
+        if spread is None:
+            rec["skipped"] = "no semantic scores to compare relevance with"
+            return candidates
+        pool = attach_entries(self.fetch, candidates[: conf.pool])
+        matched = [c for c in pool if "semantic" in c.channels]
+        best = max((c.channels["semantic"].score for c in matched), default=None)
+        if best is None:
+            rec["skipped"] = "no semantic match among the best candidates"
+            return candidates
+        top_score = max(c.score for c in pool)
+        tier = [c for c in pool if _time(c.entry) is not None and (
+            ("semantic" in c.channels and (best - c.channels["semantic"].score) / spread <= float(conf.tier or 0.0))
+            or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score))]
+        rec.update({"tier": float(conf.tier or 0.0), "share": conf.share, "pool": conf.pool, "compared": len(tier)})
+        if len(tier) < 2:
+            return pool + candidates[conf.pool:]
+        first = tier[0]  # the tier in rank order: its best-ranked member
+        since = (_time(first.entry) or 0.0) + MIN_GAP_S
+        said = f"{ctx.plan.query}\n{first.entry.text if first.entry else ''}"
+        later = [c for c in tier[1:] if (_time(c.entry) or 0.0) >= since]
+        elsewhere = [c for c in later if c.entry is not None and _someone_else(c.entry.text, said)]
+        later = [c for c in later if c not in elsewhere]
+        if elsewhere:
+            rec["someone_else"] = len(elsewhere)
+        if not later:
+            rec["nothing_newer"] = True
+            return pool + candidates[conf.pool:]
+        # What became of the best one is the entry most like it: of the pool, not merely of the
+        # newer ones, so that a newer note on another subject never stands in for it.
+        others = [c for c in pool if c is not first]
+        vectors = self.vectors_of([first.rowid, *(c.rowid for c in others)])
+        likeness = vectors[1:] @ vectors[0]
+        closest = others[int(np.argmax(likeness))]
+        if closest not in later:
+            rec["closest_not_newer"] = True
+            return pool + candidates[conf.pool:]
+        order = pool + candidates[conf.pool:]
+        at, was = order.index(first), order.index(closest)
+        evidence = ChannelScore(rank=was + 1, score=round(closest.score, 6))
+        moved = replace(closest, score=first.score + _gap(order, at), channels={**closest.channels, "recency": evidence})
+        rec["moved"] = {"from": was + 1, "to": at + 1}
+        if ctx.explain:
+            rec["moved"].update(id=moved.entry.id if moved.entry else None,
+                                over=first.entry.id if first.entry else None)
+        return [*order[:at], moved, *[c for c in order[at:] if c is not closest]]
+
+
+# Someone other than the one asked about: a third-person pronoun, a possessive name ("Sam's"),
+# a kinship or social word, a Latin name inside Chinese text.
+_OTHER_EN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b|\b[A-Z][a-z]+['’]s\b")
+_OTHER_ZH = re.compile(r"他们|她们|他|她|邻居|同事|朋友|同学|室友|妈妈|爸爸|父母|母亲|父亲|哥哥|姐姐|弟弟|妹妹|"
+                       r"老公|老婆|丈夫|妻子|表哥|表姐|表弟|表妹|亲戚|家人|"
+                       r"(?<=[\u4e00-\u9fff])[A-Z][a-z]+|[A-Z][a-z]+(?=[\u4e00-\u9fff])")
+
+
+def _someone_else(text: str, said: str) -> bool:
+    """Whether a newer entry is news about someone the question and the entry it would replace
+    do not mention ("Rachel adopted a kitten; sent her our old cat tree", "邻居家新请了保洁阿姨"):
+    it does not say what became of the thing asked about. Linear in both texts: the words of
+    `said` are collected once."""
+    known = said.lower()
+    words = set(_WORD.findall(known))
+    for pattern in (_OTHER_EN, _OTHER_ZH):
+        for mark in {m.group(0).lower() for m in pattern.finditer(text)}:
+            if mark.isascii():
+                if mark not in words and mark.rstrip("s").rstrip("'’") not in words:
+                    return True
+            elif mark not in known:
+                return True
+    return False
+
+
+_WORD = re.compile(r"[a-z]+(?:['’]s)?")
+
+
+def _spread(scores: list[float]) -> float | None:
+    """The standard deviation of a channel's list (None when it cannot separate anything)."""
+    if len(scores) < 2:
+        return None
+    mean = sum(scores) / len(scores)
+    sd = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+    return sd or None
+
+
+def _gap(order: list[Candidate], at: int) -> float:
+    """How much to add to the score at `at` so the moved entry ranks just above it: half the
+    distance to the one before (a small step at the top), so the order stays the score order."""
+    here = order[at].score
+    if at > 0:
+        return (order[at - 1].score - here) / 2
+    return min(1e-6, (1.0 - here) / 2) if 0.0 <= here < 1.0 else 1e-6
+
+
+def _time(entry: "Entry | None") -> float | None:
+    """When an entry was said or is about (`timestamp`, else `created_at`), as a POSIX time."""
+    if entry is None:
+        return None
+    for value in (entry.timestamp, entry.created_at):
+        if value:
+            try:
+                moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+    return None
+
+
+def parse_recency(section: dict[str, Any], check: Any) -> RecencyConfig:
+    if not section:
+        return RecencyConfig()
+    return RecencyConfig(tier=check.number("recency", section, "tier", None, 0.0, 10.0),
+                         pool=check.integer("recency", section, "pool", 10, high=1000) or 10,
+                         share=check.number("recency", section, "share", None, 0.0, 1.0))

@@ -1,0 +1,180 @@
+"""Questions about now: the planner's `present` cue, and the recency stage that lets the newer
+statement of a changed fact take the old one's place (pipeline/recency.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engramdb import Memory
+from engramdb.errors import InputError
+from engramdb.pipeline import recency
+from engramdb.pipeline.presets import load_preset
+from engramdb.plan.base import PlanContext
+from engramdb.plan.rules import RulePlanner, asks_present
+
+NOW = "2026-12-01"
+#: default without the recency stage: the ranking the stage starts from
+OFF: dict[str, Any] = {"extends": "default", "pipeline": {"stages": [
+    "plan", "recall", "fuse", "neighbours", "gate", "group", "rerank", "diversify", "reflect"]}}
+NOTES = [
+    ("2024-03-02", "I work at Google as a backend engineer on the Ads team."),
+    ("2025-09-01", "Last day at Google today. On Monday I start at Stripe on the payments team."),
+    ("2023-05-05", "My phone number is 0176 555 0143."),
+    ("2025-11-12", "Changed my phone number to 0151 555 0199 after the contract ended."),
+    ("2022-03-03", "我的直属领导是张经理，每周五开周会。"),
+    ("2026-09-01", "张经理调去上海分公司了，新领导是刘总监。"),
+    ("2021-01-01", "I'm allergic to peanuts; I carry an EpiPen."),
+    ("2023-02-10", "I live at 3 Elm Street in Leeds, a flat with a tiny garden."),
+    ("2026-11-28", "Tom's new address is 9 Park Lane; he moved there last week."),
+    ("2026-11-20", "Had lunch with Tom at the new ramen bar."),
+    ("2026-11-25", "Lent my old phone to my niece while hers is being repaired."),
+    ("2026-11-27", "The office wifi was down all morning."),
+    ("2026-10-12", "公司年会定在一月中旬。"),
+    ("2022-05-21", "我一直找Tony理发，他的店在曼哈顿中城，离公司两条街。"),
+    ("2026-11-02", "Sam说她换了理发店，新的那家在Upper Montclair。"),
+]
+
+
+@pytest.mark.parametrize("question", [
+    "Where do I work now?", "What is my current address?", "Do I still eat meat?", "Who is my GP these days?",
+    "What laptop am I using at the moment?", "WHERE DOES ALICE LIVE NOW?", "我现在的领导是谁？", "我目前住在哪个城市？",
+    "小王如今在哪里？", "What's the latest version we run?",
+])
+def test_questions_about_the_present_state_are_read_as_such(question: str) -> None:
+    assert asks_present(question)
+
+
+@pytest.mark.parametrize("question", [
+    "Where did I work before Stripe?", "What was my old phone number?", "What was my number before the one I have now?",
+    "我以前住在哪里？", "我之前在哪个公司工作？", "Where do I work?", "What did I do recently?",
+    # a dialogue context: "now" and "still" are small talk there, not a question about the present
+    "Bart: I still feel sad. Assistant: Why? Bart: What should I do now?",
+])
+def test_questions_about_then_or_without_a_cue_are_not(question: str) -> None:
+    assert not asks_present(question)
+
+
+def test_a_named_time_window_is_no_question_about_now() -> None:
+    context = PlanContext(now=datetime(2026, 12, 1, tzinfo=timezone.utc), match_names=lambda text: [])
+    assert RulePlanner().plan("Where do I work now?", context).present
+    week = RulePlanner().plan("What am I working on now, this week?", context)
+    assert week.has_window and not week.present
+
+
+@pytest.fixture(scope="module")
+def diary(tmp_path_factory: pytest.TempPathFactory):
+    with Memory(tmp_path_factory.mktemp("recency") / "notes.db") as mem:  # the default, multilingual model
+        mem.add([{"text": text, "timestamp": day} for day, text in NOTES])
+        yield mem
+
+
+@pytest.mark.parametrize("question, newer, older", [
+    ("What is my phone number now?", "0151 555 0199", "0176 555 0143"),
+    ("我现在的领导是谁？", "刘总监", "我的直属领导是张经理"),
+])
+def test_the_newer_statement_of_a_changed_fact_answers_a_question_about_now(diary: Memory, question: str,
+                                                                             newer: str, older: str) -> None:
+    hits = diary.search(question, k=3, now=NOW).hits
+    assert newer in hits[0].text and older in hits[1].text, [h.text for h in hits]
+    assert hits[0].channels["recency"].rank == 2  # where it was before it took the old one's place
+    assert hits[0].score >= hits[1].score
+    before = diary.search(question, k=3, now=NOW, preset=OFF).hits
+    assert older in before[0].text  # the case the stage exists for: the old statement first
+
+
+def test_only_the_entry_most_like_the_old_statement_takes_its_place(diary: Memory) -> None:
+    # "Lent my old phone to my niece" is newer than both phone numbers and comparably relevant,
+    # but it says nothing about the number; "Last day at Google" is newer than the Leeds flat
+    # but about something else.
+    hits = diary.search("What is my phone number now?", k=5, now=NOW).hits
+    assert hits[0].text.startswith("Changed my phone number")
+    assert [h.text for h in hits].index("Lent my old phone to my niece while hers is being repaired.") > 1
+    result = diary.search("Where do I live now?", k=3, now=NOW, explain=True)
+    (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
+    assert "moved" not in stage
+    off = diary.search("Where do I live now?", k=3, now=NOW, preset=OFF)
+    assert [h.id for h in result.hits] == [h.id for h in off.hits]
+
+
+def test_questions_without_the_cue_and_facts_that_never_changed_keep_their_order(diary: Memory) -> None:
+    for question in ("Where do I work?", "Where did I work before Stripe?", "Am I still allergic to peanuts?"):
+        on = [h.id for h in diary.search(question, k=5, now=NOW).hits]
+        off = [h.id for h in diary.search(question, k=5, now=NOW, preset=OFF).hits]
+        assert on == off, question
+    assert "peanuts" in diary.search("Am I still allergic to peanuts?", k=1, now=NOW).hits[0].text
+
+
+def test_news_about_someone_else_does_not_replace_the_answer(diary: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    question = "我现在找谁理发？"  # Sam changed *her* hairdresser: mine is still Tony
+    hits = diary.search(question, k=3, now=NOW).hits
+    assert "Tony" in hits[0].text, [h.text for h in hits]
+    result = diary.search(question, k=3, now=NOW, explain=True)
+    (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
+    assert stage["someone_else"] == 1 and "moved" not in stage
+    # Without the check, Sam's news (newer, comparably relevant, most like mine) takes the place.
+    monkeypatch.setattr(recency, "_someone_else", lambda text, said: False)
+    assert diary.search(question, k=3, now=NOW).hits[0].text.startswith("Sam说")
+
+
+@pytest.mark.parametrize("text, said, elsewhere", [
+    ("Rachel adopted a kitten named Mochi. Sent her our old cat tree.", "What pet do we have now?", True),
+    ("Sam's Progressive car insurance went up 12%.", "How much is my car insurance now?", True),
+    ("邻居家新请了保洁阿姨，每周四来。", "目前是谁来我们家打扫卫生？", True),
+    ("Sam's parents retired and moved to Sarasota.", "Where do Sam's parents live these days?", False),
+    ("Priya left the company. My new manager is Daniel.", "Who is my manager now?\nMy manager is Priya.", False),
+    ("张经理调去上海分公司了，新领导是刘总监。", "我现在的领导是谁？\n我的直属领导是张经理。", False),
+    ("Sold the Honda and bought an electric Kia EV6.", "What car do I drive these days?", False),
+])
+def test_what_reads_as_news_about_someone_else(text: str, said: str, elsewhere: bool) -> None:
+    assert recency._someone_else(text, said) is elsewhere
+
+
+def test_the_trace_says_what_moved_and_over_what(diary: Memory) -> None:
+    result = diary.search("What is my phone number now?", k=3, now=NOW, explain=True)
+    (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
+    assert stage["moved"]["from"] == 2 and stage["moved"]["to"] == 1
+    assert stage["moved"]["id"] == result.hits[0].id and stage["moved"]["over"] == result.hits[1].id
+    assert stage["compared"] >= 2 and stage["tier"] == 0.75 and stage["share"] == 0.5
+    plan = [s for s in result.trace["stages"] if s["stage"] == "plan"][0]
+    assert plan["plan"]["present"] is True
+    quiet = diary.search("Where do I work?", k=3, now=NOW, explain=True)
+    (stage,) = [s for s in quiet.trace["stages"] if s["stage"] == "recency"]
+    assert stage["skipped"] == "the question does not ask about now"
+
+
+def test_entries_without_a_timestamp_are_ordered_by_when_they_were_written(tmp_path: Path) -> None:
+    old, new = "I work at Google as a backend engineer on the Ads team.", \
+        "Last day at Google today. On Monday I start at Stripe on the payments team."
+    with Memory(tmp_path / "a.db") as mem:
+        mem.add([{"text": old, "created_at": "2024-03-02T09:00:00Z"}, {"text": new, "created_at": "2025-09-01T18:00:00Z"},
+                 {"text": "The office wifi was down all morning.", "created_at": "2026-11-27T10:00:00Z"}])
+        assert mem.search("Where do I work now?", k=2).hits[0].text == new
+    with Memory(tmp_path / "b.db") as mem:  # written within a day: nothing says which is newer
+        mem.add([{"text": old, "created_at": "2025-09-01T09:00:00Z"}, {"text": new, "created_at": "2025-09-01T18:00:00Z"},
+                 {"text": "The office wifi was down all morning.", "created_at": "2025-09-01T19:00:00Z"}])
+        result = mem.search("Where do I work now?", k=2, explain=True)
+        assert result.hits[0].text == old
+        (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
+        assert stage["nothing_newer"] is True
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"extends": "default", "recency": {"tier": -1}}, "recency.tier"),
+    ({"extends": "default", "recency": {"share": 2}}, "recency.share"),
+    ({"extends": "default", "recency": {"window": 3}}, "window"),
+    ({"channels": {"semantic": {}}, "pipeline": {"stages": ["recall", "fuse"]}, "recency": {"tier": 1.0}},
+     "'recency' is not in pipeline.stages"),
+])
+def test_bad_recency_sections_are_clear_errors(table: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_preset(table)
+
+
+def test_the_default_preset_asks_for_the_stage() -> None:
+    preset = load_preset("default")
+    assert "recency" in preset.stages and preset.recency.tier == 0.75 and preset.recency.share == 0.5
+    assert preset.stages.index("recency") == preset.stages.index("neighbours") + 1
