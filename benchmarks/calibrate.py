@@ -7,6 +7,12 @@ pooling the datasets given with equal weight each, and prints, per dataset, how 
 matches the observed rate (a reliability table and the expected calibration error), and
 what each threshold on p would remove from the top 10.
 
+A question whose time window the temporal channel found entries in has a map of its own
+(``[fusion] calibration_window``): the window's weight sits in the divisor of every candidate's
+mean, so its means are lower. Its hits are told apart by the details' ``recalled`` counts
+(``temporal`` > 0) and fitted apart, over the datasets with at least ``--min-window`` such
+questions; every other question makes the main map.
+
 The runs must use a preset whose score is the raw weighted mean, i.e. calibration [1, 0]
 (``p = sigmoid(mean)``, inverted here), such as benchmarks/presets/default-uncalibrated.toml:
 
@@ -27,10 +33,23 @@ from pathlib import Path
 import numpy as np
 
 
-def load(path: str) -> tuple[str, np.ndarray, np.ndarray, list[list[tuple[float, int]]]]:
-    """(dataset name, raw means, labels, per-query lists) of one details run."""
+Loaded = tuple[str, np.ndarray, np.ndarray, list[list[tuple[float, int]]]]
+
+
+def windowed(row: dict[str, object]) -> bool:
+    """Whether a details row's query had the temporal channel find entries in its window."""
+    recalled = row.get("recalled")
+    if isinstance(recalled, dict):
+        return bool(recalled.get("temporal"))
+    plan = row.get("plan")
+    return bool(isinstance(plan, dict) and plan.get("window"))
+
+
+def load(path: str, window: bool | None = None) -> Loaded:
+    """(dataset name, raw means, labels, per-query lists) of one details run; with `window`,
+    only the questions whose temporal channel found (True) or did not find (False) entries."""
     data = json.loads(Path(path).read_text())
-    rows = data["results"][0]["per_query"]
+    rows = [row for row in data["results"][0]["per_query"] if window is None or windowed(row) == window]
     queries = []
     for row in rows:
         pairs = []
@@ -103,36 +122,63 @@ def threshold_effect(queries: list[list[tuple[float, int]]], a: float, b: float,
     return out
 
 
+def describe(name: str, loaded: Loaded, a: float, b: float, current: list[float] | None) -> dict[str, object]:
+    """Print and return one dataset's fit quality: ECE, the top hit's mean p against how many
+    are relevant, reliability and what each floor removes."""
+    _, x, y, queries = loaded
+    p = 1 / (1 + np.exp(-(a * x + b)))
+    table, ece = reliability(p, y)
+    effect = threshold_effect(queries, a, b)
+    top = [q[0] for q in queries if q]
+    top_p = float(np.mean([1 / (1 + math.exp(-(a * v + b))) for v, _ in top])) if top else 0.0
+    top_rate = float(np.mean([r for _, r in top])) if top else 0.0
+    out: dict[str, object] = {"n": int(len(y)), "queries": len(queries), "base_rate": round(float(y.mean()), 4),
+                              "ece": ece, "top_hit_p": round(top_p, 3), "top_hit_relevant": round(top_rate, 3),
+                              "reliability": table, "floors": effect}
+    print(f"\n{name}: {len(y)} hits (top 20 of {len(queries)} queries), {y.mean():.3f} relevant, ECE {ece}; "
+          f"top hit: mean p {top_p:.3f}, relevant {top_rate:.3f}")
+    if current:
+        ca, cb = current
+        _, current_ece = reliability(1 / (1 + np.exp(-(ca * x + cb))), y)
+        cur_top = float(np.mean([1 / (1 + math.exp(-(ca * v + cb))) for v, _ in top])) if top else 0.0
+        out.update(ece_current=current_ece, top_hit_p_current=round(cur_top, 3))
+        print(f"  with [{ca}, {cb}]: ECE {current_ece}, top hit mean p {cur_top:.3f}")
+    print("| p bin | hits | mean p | relevant |\n|---|---:|---:|---:|")
+    for row in table:
+        print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['relevant']:.3f} |")
+    print("| floor on p | top-10 hits removed | relevant removed | precision of the rest |\n|---:|---:|---:|---:|")
+    for row in effect:
+        print(f"| {row['floor']} | {row['hits_removed']:.1%} | {row['relevant_removed']:.2%} | "
+              f"{row['precision_kept']:.3f} |")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="eval --details JSON files (preset with calibration [1, 0])")
     parser.add_argument("--json", help="write the fit and tables here")
     parser.add_argument("--current", nargs=2, type=float, metavar=("A", "B"),
                         help="also report the expected calibration error of this fit (e.g. the shipped one)")
+    parser.add_argument("--current-window", nargs=2, type=float, metavar=("A", "B"),
+                        help="likewise for the questions with a time window the temporal channel found")
+    parser.add_argument("--min-window", type=int, default=20,
+                        help="a dataset joins the window fit with at least this many such questions")
     args = parser.parse_args()
-    loaded = [load(path) for path in args.runs]
-    a, b = fit([x for _, x, _, _ in loaded], [y for _, _, y, _ in loaded])
-    report: dict[str, object] = {"a": round(a, 4), "b": round(b, 4), "datasets": {}}
+    plain = [load(path, window=False) for path in args.runs]
+    timed = [loaded for loaded in (load(path, window=True) for path in args.runs) if len(loaded[3]) >= args.min_window]
+    a, b = fit([x for _, x, _, _ in plain], [y for _, _, y, _ in plain])
+    report: dict[str, object] = {"a": round(a, 4), "b": round(b, 4), "datasets": {}, "window": {}}
     print(f"calibration = [{a:.4f}, {b:.4f}]   (p = 1 / (1 + exp(-(a * mean_z + b))))")
-    for name, x, y, queries in loaded:
-        p = 1 / (1 + np.exp(-(a * x + b)))
-        table, ece = reliability(p, y)
-        effect = threshold_effect(queries, a, b)
-        report["datasets"][name] = {"n": int(len(y)), "base_rate": round(float(y.mean()), 4), "ece": ece,  # type: ignore[index]
-                                    "reliability": table, "floors": effect}
-        print(f"\n{name}: {len(y)} hits (top 20 of {len(queries)} queries), {y.mean():.3f} relevant, ECE {ece}")
-        if args.current:
-            ca, cb = args.current
-            _, current_ece = reliability(1 / (1 + np.exp(-(ca * x + cb))), y)
-            report["datasets"][name]["ece_current"] = current_ece  # type: ignore[index]
-            print(f"  with [{ca}, {cb}]: ECE {current_ece}")
-        print("| p bin | hits | mean p | relevant |\n|---|---:|---:|---:|")
-        for row in table:
-            print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['relevant']:.3f} |")
-        print("| floor on p | top-10 hits removed | relevant removed | precision of the rest |\n|---:|---:|---:|---:|")
-        for row in effect:
-            print(f"| {row['floor']} | {row['hits_removed']:.1%} | {row['relevant_removed']:.2%} | "
-                  f"{row['precision_kept']:.3f} |")
+    for loaded in plain:
+        report["datasets"][loaded[0]] = describe(loaded[0], loaded, a, b, args.current)  # type: ignore[index]
+    if timed:
+        wa, wb = fit([x for _, x, _, _ in timed], [y for _, _, y, _ in timed])
+        report.update(window_a=round(wa, 4), window_b=round(wb, 4))
+        print(f"\ncalibration_window = [{wa:.4f}, {wb:.4f}]   (questions whose time window the temporal "
+              f"channel found entries in: {', '.join(name for name, *_ in timed)})")
+        for loaded in timed:
+            report["window"][loaded[0]] = describe(loaded[0] + " (time window)", loaded, wa, wb,  # type: ignore[index]
+                                                   args.current_window or args.current)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
 

@@ -174,6 +174,31 @@ def test_an_entry_inside_the_named_window_outranks_stronger_text_outside_it(diar
     assert "puppy" not in with_old_weight[0].text  # the case the boost exists for
 
 
+def test_a_question_with_a_time_window_has_a_calibration_of_its_own(diary: Memory) -> None:
+    """The window's weight is in the divisor of every candidate's mean, so under the map of
+    other questions the right answer to "what did Alice do last week?" read p 0.16, as unlikely
+    as a poor match; the window's own map (fitted on LoCoMo's questions that name a time)
+    reads it as likely, and the other turns of the window as not."""
+    import math
+
+    result = diary.search("What did Alice do last week?", k=3, now="2023-05-16", explain=True)
+    fuse = next(s for s in result.trace["stages"] if s["stage"] == "fuse")
+    preset = load_preset("default")
+    assert fuse["calibration_for"] == "time window" and fuse["calibration"] == list(preset.calibration_window)
+    top = fuse["candidates"][0]
+    a, b = fuse["calibration"]
+    assert 1 / (1 + math.exp(-(a * top["contributions"]["m"] + b))) == pytest.approx(top["score"], abs=2e-3)
+    assert "puppy" in result.hits[0].text
+    main = diary.search("What did Alice do last week?", k=3, now="2023-05-16",
+                        preset={"extends": "default", "fusion": {"calibration_window": [1.3444, -4.4588]}})
+    assert [h.id for h in main.hits] == [h.id for h in result.hits]  # one map per question: the order stays
+    assert result.hits[0].score > 0.5 > 0.2 > main.hits[0].score
+    assert all(h.score < 0.3 for h in result.hits[1:])
+    plain = diary.search("Did Alice adopt a puppy?", k=1, explain=True)  # no time named: the main map
+    fuse = next(s for s in plain.trace["stages"] if s["stage"] == "fuse")
+    assert "calibration_for" not in fuse and fuse["calibration"] == list(preset.calibration)
+
+
 def test_the_temporal_channel_finds_every_entry_overlapping_the_window(tmp_path: Path) -> None:
     """Two index range scans (rows starting inside, periods reaching in from before) must find
     exactly the rows a scan of everything would."""

@@ -121,7 +121,10 @@ def test_calibration_preset_is_the_default_but_for_its_calibration():
     raw = load_preset(str(Path(__file__).resolve().parents[1] / "benchmarks" / "presets" / "default-uncalibrated.toml"))
     default = load_preset("default")
     assert raw.calibration == (1.0, 0.0) and default.calibration is not None and default.calibration[0] > 0
-    assert replace(raw, name="default", description=default.description, calibration=default.calibration) == default
+    assert raw.calibration_window is None  # a window question's raw mean too, for the fit
+    assert default.calibration_window is not None and default.calibration_window[0] > 0
+    assert replace(raw, name="default", description=default.description, calibration=default.calibration,
+                   calibration_window=default.calibration_window) == default
 
 
 def test_a_user_preset_can_extend_another(tmp_path: Path, mem):

@@ -320,13 +320,16 @@ def run_beir(
 
 def _plan_read(trace: dict[str, Any]) -> dict[str, Any]:
     """How the planner read a query, for per-query details: its intent, whether it named a time
-    window, whether it asked about now (empty without a plan stage)."""
+    window, whether it asked about now; and how many candidates each channel recalled."""
+    out: dict[str, Any] = {}
     for stage in trace.get("stages", []):
-        if stage.get("stage") == "plan" and isinstance(stage.get("plan"), dict):
+        if stage.get("stage") == "plan" and isinstance(stage.get("plan"), dict) and "plan" not in out:
             plan = stage["plan"]
-            return {"plan": {"intent": plan.get("intent"), "window": stage.get("time_window") is not None,
-                             "present": bool(plan.get("present"))}}
-    return {}
+            out["plan"] = {"intent": plan.get("intent"), "window": stage.get("time_window") is not None,
+                           "present": bool(plan.get("present"))}
+        elif stage.get("stage") == "recall" and isinstance(stage.get("channels"), dict) and "recalled" not in out:
+            out["recalled"] = {name: info.get("n", 0) for name, info in stage["channels"].items()}
+    return out
 
 
 def _doc_ranking(hits: Sequence[Hit]) -> list[str]:

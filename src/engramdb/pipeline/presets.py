@@ -15,7 +15,7 @@ import functools
 import math
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,8 @@ class Preset:
     normalization: str = "zscore"
     route_slots: bool = False
     calibration: tuple[float, float] | None = None
+    #: the calibration of a query whose time window the temporal channel found entries in
+    calibration_window: tuple[float, float] | None = None
     ranker: str = "ranker"
     adapt: AdaptConfig = field(default_factory=AdaptConfig)
     neighbours: NeighboursConfig = field(default_factory=NeighboursConfig)
@@ -122,6 +124,7 @@ def preset_to_dict(preset: Preset) -> dict[str, Any]:
     data = asdict(preset)
     data["stages"] = list(preset.stages)
     data["calibration"] = list(preset.calibration) if preset.calibration else None
+    data["calibration_window"] = list(preset.calibration_window) if preset.calibration_window else None
     return data
 
 
@@ -292,7 +295,8 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
     if not isinstance(data.get("description", ""), str):
         raise check.fail(f"description must be a string, not {type(data['description']).__name__}")
     channels = _channels(check, data)
-    fusion = check.section(data, "fusion", {"method", "k", "normalization", "route_slots", "calibration", "model"})
+    fusion = check.section(data, "fusion", {"method", "k", "normalization", "route_slots", "calibration",
+                                            "calibration_window", "model"})
     plan = check.section(data, "plan", {"planner", "reflect_rounds"})
     group = check.section(data, "group", {"per_group", "by", "pool_factor", "keep_factor", "dedupe", "derived",
                                              "small_talk"})
@@ -311,6 +315,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         normalization=check.choice("fusion", fusion, "normalization", "zscore", NORMALIZATIONS),
         route_slots=check.boolean("fusion", fusion, "route_slots"),
         calibration=_calibration(check, fusion),
+        calibration_window=_calibration(check, fusion, "calibration_window"),
         ranker=_ranker(check, fusion, folder),
         adapt=parse_adapt(check.section(data, "adapt", set(ADAPT_KEYS)), set(channels), check.fail),
         neighbours=parse_neighbours(check.section(data, "neighbours", {"lift", "top", "span", "combine"}), check),
@@ -338,6 +343,9 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         raise check.fail("fusion.route_slots needs fusion.method = \"route\"")
     if preset.calibration is not None and (preset.fusion != "weighted" or preset.normalization != "zscore"):
         raise check.fail("fusion.calibration needs method = \"weighted\" with normalization = \"zscore\"")
+    if preset.calibration is None and preset.calibration_window is not None:
+        # A preset that extends the default and turns its calibration off wants raw scores.
+        preset = replace(preset, calibration_window=None)
     if preset.neighbours.combine == "or" and preset.calibration is None and preset.fusion != "learned":
         # "or" combines probabilities; raw fused sums are on no such scale.
         raise check.fail("neighbours.combine = \"or\" needs scores that are probabilities "
@@ -370,14 +378,14 @@ def _ranker(check: _Checker, fusion: dict[str, Any], folder: Path | None) -> str
     return value
 
 
-def _calibration(check: _Checker, fusion: dict[str, Any]) -> tuple[float, float] | None:
-    value = fusion.get("calibration")
+def _calibration(check: _Checker, fusion: dict[str, Any], key: str = "calibration") -> tuple[float, float] | None:
+    value = fusion.get(key)
     if value is None:
         return None
     if (not isinstance(value, list) or len(value) != 2
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
             or value[0] <= 0):
-        raise check.fail("fusion.calibration must be [a, b]: a positive slope and an intercept")
+        raise check.fail(f"fusion.{key} must be [a, b]: a positive slope and an intercept")
     return float(value[0]), float(value[1])
 
 

@@ -280,11 +280,17 @@ class FuseStage:
                 rec["contributions"] = why  # moved onto the explained candidates by the pipeline
         elif preset.fusion == "weighted":
             explained = WeightedExplanation() if ctx.explain else None
-            fused = weighted(results, weights, preset.normalization, preset.calibration,
+            calibration = preset.calibration
+            if preset.calibration_window is not None and results.get("temporal"):
+                # The window's weight is in the divisor of every candidate's mean, so the means of
+                # a question that names a time sit lower: they have a map of their own.
+                calibration = preset.calibration_window
+                rec["calibration_for"] = "time window"
+            fused = weighted(results, weights, preset.normalization, calibration,
                              full_depth=max((c.k for c in preset.channels.values()), default=0), explain=explained)
             rec["normalization"] = preset.normalization
-            if preset.calibration is not None:
-                rec["calibration"] = list(preset.calibration)
+            if calibration is not None:
+                rec["calibration"] = list(calibration)
             if explained is not None:
                 # score = 1 / (1 + exp(-(a * m + b))), m = the sum of a candidate's terms / divisor
                 rec["divisor"] = round(explained.divisor, 4)
