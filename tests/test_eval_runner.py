@@ -73,6 +73,7 @@ def test_details_say_how_the_planner_read_each_query(beir_result: dict[str, Any]
     default = _row(beir_result, "default")["per_query"]
     assert all(set(q["plan"]) == {"intent", "window", "present"} for q in default)
     assert all(q["plan"]["present"] is False for q in default)  # no question there asks about now
+    assert all(q["recalled"]["semantic"] > 0 and "temporal" not in q["recalled"] for q in default)
     assert all(q["plan"]["intent"] == "lookup" for q in _row(beir_result, "lexical")["per_query"])  # no planner
     locomo = [q for row in locomo_result["results"] if row["preset"] == "default" for q in row["per_query"]]
     assert any(q["plan"]["intent"] == "temporal" for q in locomo)
