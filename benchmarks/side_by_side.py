@@ -17,7 +17,7 @@ from typing import Any
 
 COLUMNS = [("beir", "ndcg@10", "nDCG@10"), ("locomo", "recall@10", "Recall@10"), ("locomo", "hit@10", "Hit@10")]
 NAMES = {"scifact": "SciFact", "cmrc2018": "CMRC 2018", "locomo10": "LoCoMo", "madial_en": "MADial-en",
-         "crosslingual": "Cross-lingual dev"}
+         "crosslingual": "Cross-lingual dev", "current": "Current-state dev (now)"}
 
 
 def columns(runs: list[dict[str, Any]]) -> list[tuple[str, dict[str, float]]]:

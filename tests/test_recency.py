@@ -42,14 +42,14 @@ NOTES = [
 @pytest.mark.parametrize("question", [
     "Where do I work now?", "What is my current address?", "Do I still eat meat?", "Who is my GP these days?",
     "What laptop am I using at the moment?", "WHERE DOES ALICE LIVE NOW?", "我现在的领导是谁？", "我目前住在哪个城市？",
-    "小王如今在哪里？", "What's the latest version we run?",
+    "小王如今在哪里？", "What's the latest version we run?", "How old is Emma now?",
 ])
 def test_questions_about_the_present_state_are_read_as_such(question: str) -> None:
     assert asks_present(question)
 
 
 @pytest.mark.parametrize("question", [
-    "Where did I work before Stripe?", "What was my old phone number?", "What was my number before the one I have now?",
+    "Where did I work before Stripe?", "What was my old phone number?", "What is my old phone number now?", "What was my number before the one I have now?",
     "我以前住在哪里？", "我之前在哪个公司工作？", "Where do I work?", "What did I do recently?",
     # a dialogue context: "now" and "still" are small talk there, not a question about the present
     "Bart: I still feel sad. Assistant: Why? Bart: What should I do now?",

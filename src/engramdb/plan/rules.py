@@ -104,7 +104,7 @@ _PRESENT_EN = re.compile(r"\b(?:now|nowadays|currently|current|these days|at the
                          r"still|anymore|any more|any longer|latest|most recent|newest|up to date)\b")
 _PRESENT_ZH = re.compile(r"现在|目前|当前|如今|眼下|现今|最新|至今|仍然|仍旧|依然|还在")
 # A question about a former state, or in the past tense, asks about then, not now.
-_FORMER_EN = re.compile(r"\b(?:before|previous|previously|former|formerly|used to|old|originally|at first|"
+_FORMER_EN = re.compile(r"\b(?:before|previous|previously|former|formerly|used to|(?<!how )old|originally|at first|"
                         r"back then|in the past|earlier|ago|did|was|were|had)\b")
 _FORMER_ZH = re.compile(r"以前|之前|原来|原先|曾经|当初|从前|过去|早先|旧")
 
