@@ -170,12 +170,13 @@ def test_search_is_linear_in_the_query_for_every_preset(small_store: Memory, pre
     assert growth < MAX_GROWTH
 
 
-@pytest.mark.parametrize("make", [_repeat("now still "), _repeat("现在以前"), _repeat("currently was ")],
-                         ids=["present", "zh", "former"])
-def test_a_question_about_now_is_read_in_linear_time(make: Callable[[int], str]) -> None:
-    from engramdb.plan.rules import asks_present
+@pytest.mark.parametrize("make", [_repeat("now still "), _repeat("现在以前"), _repeat("currently was "), _repeat("a"),
+                                  _repeat("Sam's "), _repeat("ab'")], ids=["present", "zh", "former", "word", "names", "quotes"])
+def test_a_question_about_now_or_before_is_read_in_linear_time(make: Callable[[int], str]) -> None:
+    from engramdb.plan.rules import asks_former, asks_present
 
     assert _growth(asks_present, make, 4000) < MAX_GROWTH
+    assert _growth(asks_former, make, 4000) < MAX_GROWTH
 
 
 def test_news_about_someone_else_is_told_in_linear_time() -> None:

@@ -190,10 +190,12 @@ def test_the_model_says_whether_the_question_asks_about_now() -> None:
     question = "Where does Caroline work now?"
     replies = [_plan_reply(intent="lookup", time_start=None, time_end=None, present=True),
                _plan_reply(intent="lookup", time_start=None, time_end=None, present=None),  # left out: no
-               _plan_reply(intent="temporal", present=True)]  # with a window the window decides
+               _plan_reply(intent="temporal", present=True),  # with a window the window decides
+               _plan_reply(intent="lookup", time_start=None, time_end=None, former=True)]
     with FakeLLMServer(replies) as srv:
         planner = LLMPlanner(_client(srv.base_url), FakeRules())
         plans = [planner.plan(question, _context()) for _ in replies]
         prompt = srv.chat_requests[0]["messages"][0]["content"]
-    assert [p.present for p in plans] == [True, False, False] and all(p.planner == "llm" for p in plans)
-    assert '"present": bool' in prompt and plans[0].to_dict()["present"] is True
+    assert [p.present for p in plans] == [True, False, False, False] and all(p.planner == "llm" for p in plans)
+    assert [p.former for p in plans] == [False, False, False, True]
+    assert '"present": bool' in prompt and '"former": bool' in prompt and plans[0].to_dict()["present"] is True

@@ -14,7 +14,7 @@ from engramdb.errors import InputError
 from engramdb.pipeline import recency
 from engramdb.pipeline.presets import load_preset
 from engramdb.plan.base import PlanContext
-from engramdb.plan.rules import RulePlanner, asks_present
+from engramdb.plan.rules import RulePlanner, asks_former, asks_present
 
 NOW = "2026-12-01"
 #: default without the recency stage: the ranking the stage starts from
@@ -56,6 +56,17 @@ def test_questions_about_the_present_state_are_read_as_such(question: str) -> No
 ])
 def test_questions_about_then_or_without_a_cue_are_not(question: str) -> None:
     assert not asks_present(question)
+
+
+@pytest.mark.parametrize("question, former", [
+    ("Where did I work before?", True), ("What was my old phone number?", True), ("Where did I use to work?", True),
+    ("Which company did I work for originally?", True), ("我以前的领导是谁？", True), ("我原来的手机号是多少？", True),
+    ("Where did I work before Stripe?", True), ("What did I do before the party?", True),
+    ("What did I find in old notebooks?", False), ("How old is Emma?", False), ("Where do I work now?", False),
+    ("Bart: I used to love it. Assistant: And now? Bart: I don't know.", False),  # a dialogue context
+])
+def test_questions_about_a_former_state_are_read_as_such(question: str, former: bool) -> None:
+    assert asks_former(question) is former
 
 
 def test_a_named_time_window_is_no_question_about_now() -> None:
@@ -100,8 +111,20 @@ def test_only_the_entry_most_like_the_old_statement_takes_its_place(diary: Memor
     assert [h.id for h in result.hits] == [h.id for h in off.hits]
 
 
+def test_a_question_about_before_follows_the_chain_of_changes_back(diary: Memory) -> None:
+    # "my old phone" matches "Lent my old phone to my niece" best; the number it replaced, and the
+    # one that one replaced, come back step by step to the oldest.
+    result = diary.search("What was my old phone number?", k=3, now=NOW, explain=True)
+    assert result.hits[0].text == "My phone number is 0176 555 0143."
+    (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
+    assert stage["asks"] == "before" and len(stage["moved"]) == 2
+    assert [m["over"] for m in stage["moved"]][1] == stage["moved"][0]["id"]  # each step over the one before
+    off = diary.search("What was my old phone number?", k=3, now=NOW, preset=OFF)
+    assert off.hits[0].text.startswith("Lent my old phone")
+
+
 def test_questions_without_the_cue_and_facts_that_never_changed_keep_their_order(diary: Memory) -> None:
-    for question in ("Where do I work?", "Where did I work before Stripe?", "Am I still allergic to peanuts?"):
+    for question in ("Where do I work?", "Where did I work?", "Am I still allergic to peanuts?"):
         on = [h.id for h in diary.search(question, k=5, now=NOW).hits]
         off = [h.id for h in diary.search(question, k=5, now=NOW, preset=OFF).hits]
         assert on == off, question
@@ -136,14 +159,14 @@ def test_what_reads_as_news_about_someone_else(text: str, said: str, elsewhere: 
 def test_the_trace_says_what_moved_and_over_what(diary: Memory) -> None:
     result = diary.search("What is my phone number now?", k=3, now=NOW, explain=True)
     (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
-    assert stage["moved"]["from"] == 2 and stage["moved"]["to"] == 1
-    assert stage["moved"]["id"] == result.hits[0].id and stage["moved"]["over"] == result.hits[1].id
+    assert stage["moved"] == [{"from": 2, "to": 1, "id": result.hits[0].id, "over": result.hits[1].id}]
+    assert stage["asks"] == "now"
     assert stage["compared"] >= 2 and stage["tier"] == 0.75 and stage["share"] == 0.5
     plan = [s for s in result.trace["stages"] if s["stage"] == "plan"][0]
     assert plan["plan"]["present"] is True
     quiet = diary.search("Where do I work?", k=3, now=NOW, explain=True)
     (stage,) = [s for s in quiet.trace["stages"] if s["stage"] == "recency"]
-    assert stage["skipped"] == "the question does not ask about now"
+    assert stage["skipped"] == "the question asks neither about now nor about before"
 
 
 def test_entries_without_a_timestamp_are_ordered_by_when_they_were_written(tmp_path: Path) -> None:

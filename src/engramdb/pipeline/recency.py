@@ -1,6 +1,6 @@
 """Questions about now: the newer statement of what the best hit says takes its place.
 
-Memory changes: "My phone number is 0176 555 0143" (2023) and, later, "Changed my phone
+Memory changes: "My phone number is 0176 555 0143" (2023) and, successors, "Changed my phone
 number to 0151 555 0199" (2025) both stay in the store unless an agent links them with
 ``supersedes``. Asked "What is my phone number now?", the old statement usually ranks first:
 it is phrased like the question, while the update says what changed in other words. Ranking
@@ -22,6 +22,11 @@ When the planner reads a question as asking for the present state (``QueryPlan.p
    ``created_at``) and not news about someone else (`_someone_else`), it takes the checked
    statement's place, just above its score. Nothing else moves, and a question that does not
    ask about now is untouched.
+
+A question about a former state (``QueryPlan.former``: "Where did I work before?", "my old
+phone number", "used to", 以前, 原来) is the same rule turned round: of the entries at least a
+day *older* than the best-ranked one, the one most like it takes its place ("I work at Google"
+above "Last day at Google; on Monday I start at Stripe" for "Where did I work before Stripe?").
 
 The moved hit shows its evidence as channel ``recency`` (rank: the place it was taken from,
 1-based; score: its own score before the move). Measured on the current-state development set
@@ -81,9 +86,11 @@ class RecencyStage:
         if not conf.active:
             rec["skipped"] = "no [recency] tier set"
             return candidates
-        if not ctx.plan.present:
-            rec["skipped"] = "the question does not ask about now"
+        if not (ctx.plan.present or ctx.plan.former):
+            rec["skipped"] = "the question asks neither about now nor about before"
             return candidates
+        # About now, the entry that may replace the best one is newer; about before, older.
+        direction = 1.0 if ctx.plan.present else -1.0
         spread = _spread([score for _, score in ctx.recalled.get("semantic", [])])
         if spread is None:
             rec["skipped"] = "no semantic scores to compare relevance with"
@@ -98,38 +105,63 @@ class RecencyStage:
         tier = [c for c in pool if _time(c.entry) is not None and (
             ("semantic" in c.channels and (best - c.channels["semantic"].score) / spread <= float(conf.tier or 0.0))
             or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score))]
-        rec.update({"tier": float(conf.tier or 0.0), "share": conf.share, "pool": conf.pool, "compared": len(tier)})
+        rec.update({"asks": "now" if direction > 0 else "before", "tier": float(conf.tier or 0.0), "share": conf.share,
+                    "pool": conf.pool, "compared": len(tier)})
         if len(tier) < 2:
             return pool + candidates[conf.pool:]
-        first = tier[0]  # the tier in rank order: its best-ranked member
-        since = (_time(first.entry) or 0.0) + MIN_GAP_S
-        said = f"{ctx.plan.query}\n{first.entry.text if first.entry else ''}"
-        later = [c for c in tier[1:] if (_time(c.entry) or 0.0) >= since]
-        elsewhere = [c for c in later if c.entry is not None and _someone_else(c.entry.text, said)]
-        later = [c for c in later if c not in elsewhere]
+        order = pool + candidates[conf.pool:]
+        # Follow the chain of changes: what replaced the best one may itself have been replaced
+        # (Leeds, then Bristol, then Manchester), each step to the entry most like the last.
+        anchor, chain = tier[0], [tier[0]]
+        moves: list[dict[str, Any]] = []
+        vectors = self.vectors_of([c.rowid for c in pool])
+        row = {c.rowid: i for i, c in enumerate(pool)}
+        while len(chain) <= len(tier):
+            step = self._step(ctx, anchor, tier, chain, pool, vectors, row, direction, rec if not moves else {})
+            if step is None:
+                break
+            at, was = order.index(anchor), order.index(step)
+            evidence = ChannelScore(rank=was + 1, score=round(step.score, 6))
+            moved = replace(step, score=anchor.score + _gap(order, at), channels={**step.channels, "recency": evidence})
+            move: dict[str, Any] = {"from": was + 1, "to": at + 1}
+            if ctx.explain:
+                move.update(id=moved.entry.id if moved.entry else None, over=anchor.entry.id if anchor.entry else None)
+            moves.append(move)
+            order = [*order[:at], moved, *[c for c in order[at:] if c is not step]]
+            tier = [moved if c is step else c for c in tier]
+            anchor = moved
+            chain.append(moved)
+        if moves:
+            rec["moved"] = moves
+        return order
+
+    def _step(self, ctx: "SearchContext", anchor: Candidate, tier: list[Candidate], chain: list[Candidate],
+              pool: list[Candidate], vectors: np.ndarray, row: dict[int, int], direction: float,
+              rec: dict[str, Any]) -> Candidate | None:
+        """The entry that says what became of `anchor` (about now: newer; about before: older),
+        or None: the pool's entry most like it, if it is comparably relevant (in `tier`), a day
+        or more away in the asked direction and not news about someone else."""
+        then = _time(anchor.entry) or 0.0
+        said = f"{ctx.plan.query}\n{anchor.entry.text if anchor.entry else ''}"
+        done = {c.rowid for c in chain}
+        successors = [c for c in tier if c.rowid not in done
+                      and direction * ((_time(c.entry) or 0.0) - then) >= MIN_GAP_S]
+        elsewhere = [c for c in successors if c.entry is not None and _someone_else(c.entry.text, said)]
+        successors = [c for c in successors if c not in elsewhere]
         if elsewhere:
             rec["someone_else"] = len(elsewhere)
-        if not later:
-            rec["nothing_newer"] = True
-            return pool + candidates[conf.pool:]
-        # What became of the best one is the entry most like it: of the pool, not merely of the
-        # newer ones, so that a newer note on another subject never stands in for it.
-        others = [c for c in pool if c is not first]
-        vectors = self.vectors_of([first.rowid, *(c.rowid for c in others)])
-        likeness = vectors[1:] @ vectors[0]
+        if not successors:
+            rec["nothing_newer" if direction > 0 else "nothing_older"] = True
+            return None
+        # What became of it is the entry most like it: of the pool, not merely of the entries
+        # newer (older) than it, so that a note on another subject never stands in for it.
+        others = [c for c in pool if c.rowid not in done]
+        likeness = vectors[[row[c.rowid] for c in others]] @ vectors[row[anchor.rowid]]
         closest = others[int(np.argmax(likeness))]
-        if closest not in later:
-            rec["closest_not_newer"] = True
-            return pool + candidates[conf.pool:]
-        order = pool + candidates[conf.pool:]
-        at, was = order.index(first), order.index(closest)
-        evidence = ChannelScore(rank=was + 1, score=round(closest.score, 6))
-        moved = replace(closest, score=first.score + _gap(order, at), channels={**closest.channels, "recency": evidence})
-        rec["moved"] = {"from": was + 1, "to": at + 1}
-        if ctx.explain:
-            rec["moved"].update(id=moved.entry.id if moved.entry else None,
-                                over=first.entry.id if first.entry else None)
-        return [*order[:at], moved, *[c for c in order[at:] if c is not closest]]
+        if closest.rowid not in {c.rowid for c in successors}:
+            rec["closest_not_newer" if direction > 0 else "closest_not_older"] = True
+            return None
+        return closest
 
 
 # Someone other than the one asked about: a third-person pronoun, a possessive name ("Sam's"),

@@ -34,11 +34,13 @@ Resolve relative times ("last year", "in May") against the reference time into a
 window: time_start inclusive, time_end exclusive, both YYYY-MM-DD; null when no time is named.
 Spell persons and entities as in the known names when they match.
 "present" is true when the question asks for the current state of something that may have
-changed over time ("where does she work now?", "what is my current address?"), false otherwise.
+changed over time ("where does she work now?", "what is my current address?"), false otherwise;
+"former" is true when it asks for the state before a change ("where did she work before?",
+"what was my old address?"), false otherwise.
 "routes" lists the sub-goals, each with its own queries and names (may be empty).
 Answer with JSON only: {{"intent": one of {", ".join(INTENTS)}, "keywords": [str],
 "persons": [str], "entities": [str], "location": str|null, "time_start": "YYYY-MM-DD"|null,
-"time_end": "YYYY-MM-DD"|null, "present": bool, "sub_queries": [str], "routes": [{{"goal": str, "queries": [str],
+"time_end": "YYYY-MM-DD"|null, "present": bool, "former": bool, "sub_queries": [str], "routes": [{{"goal": str, "queries": [str],
 "persons": [str], "entities": [str]}}]}}"""
 
 MAX_EXTRA_QUERIES = MAX_SUB_QUERIES - 1  # the original question takes the first slot
@@ -83,6 +85,8 @@ class PlanReply(BaseModel):
     time_end: str | None = None
     #: the question asks for the present state of something (models may leave it out: false)
     present: Annotated[bool, BeforeValidator(lambda v: False if v is None else v)] = False
+    #: the question asks for a state before it changed (likewise)
+    former: Annotated[bool, BeforeValidator(lambda v: False if v is None else v)] = False
     sub_queries: list[str] = Field(default_factory=list)
     routes: Annotated[list[RouteReply], BeforeValidator(lambda v: [] if v is None else v)] = Field(default_factory=list)
 
@@ -167,6 +171,7 @@ class LLMPlanner:
             time_end=as_utc(reply.time_end),
             intent=reply.intent,
             present=reply.present and not (reply.time_start or reply.time_end),
+            former=reply.former and not reply.present and not (reply.time_start or reply.time_end),
             routes=[EvidenceRoute(goal=r.goal.strip(), queries=r.queries, persons=r.persons, entities=r.entities)
                     for r in reply.routes],
             planner=self.name,

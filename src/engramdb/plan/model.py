@@ -32,7 +32,9 @@ class QueryPlan:
     time (None when the question names no time). ``planner`` says which planner produced the
     plan (``rules``, ``llm``, or ``none`` for no planning); ``notes`` records fallbacks.
     ``present`` says the question asks for the present state of something that may have
-    changed ("where do I work now?", "我现在住哪"): the newest statement should answer it.
+    changed ("where do I work now?", "我现在住哪"): the newest statement should answer it;
+    ``former`` that it asks for a state before it changed ("where did I work before?",
+    "我以前的领导是谁"): the older statement should.
     """
 
     query: str
@@ -46,6 +48,7 @@ class QueryPlan:
     time_expression: str | None = None
     intent: str = "lookup"
     present: bool = False
+    former: bool = False
     routes: list[EvidenceRoute] = field(default_factory=list)
     planner: str = "rules"
     notes: list[str] = field(default_factory=list)

@@ -10,6 +10,8 @@
 * present: the question asks for the present state ("now", "currently", "still", "现在",
   "目前") and names no time window, no former state ("before", "used to", "以前") and is
   not a dialogue context (where "now" and "still" are small talk);
+* former: the question asks for a state before it changed ("used to", "my old …", "before",
+  以前, 原来), with no time window and not in a dialogue context;
 * sub-queries: the question, plus the question without its question words and time
   expression, plus one per person or entity when the question compares several.
 """
@@ -121,6 +123,24 @@ def asks_present(question: str) -> bool:
     return not (_FORMER_EN.search(text) or _FORMER_ZH.search(text))
 
 
+# A question about what something was before it changed: "Where did I work before (Stripe)?",
+# "my old phone number", "used to", 以前, 原来. Not "old" alone ("old notebooks", "one-year-old").
+# "Before the party" orders events rather than states, but LoCoMo's 44 such questions rank the
+# same either way (docs/BENCHMARKS.md), so "before" counts wherever it stands.
+_FORMER_STATE_EN = re.compile(r"\b(?:used to|use to|previously|formerly|former|(?:my|our|your|his|her|their|\w+['’]s) old|"
+                              r"originally|at first|back then|in the past|before)\b")
+_FORMER_STATE_ZH = re.compile(r"以前|之前|原来|原先|曾经|当初|从前")
+
+
+def asks_former(question: str) -> bool:
+    """Whether a question (not a dialogue context) asks for a former state of something
+    ("Where did I work before?", "What was my old phone number?", "我以前的领导是谁？")."""
+    if is_dialogue(question):
+        return False
+    text = normalize(question).strip()
+    return bool(_FORMER_STATE_EN.search(text) or _FORMER_STATE_ZH.search(text))
+
+
 def intent_of(question: str) -> str:
     text = normalize(question)
     for intent, cue in _INTENT_CUES:
@@ -182,7 +202,8 @@ class RulePlanner:
             query=query, sub_queries=sub_queries, keywords=keywords, persons=persons, entities=entities,
             location=location, time_start=start, time_end=end,
             time_expression=" … ".join(w.expression for w in windows) or None,
-            intent=intent, present=not windows and asks_present(query), routes=routes, planner=self.name,
+            intent=intent, present=not windows and asks_present(query),
+            former=not windows and asks_former(query), routes=routes, planner=self.name,
         )
 
 

@@ -16,7 +16,7 @@ export const CHANNEL_HELP = {
   dated: "stated time: entries that say when their event happened",
   substring: "exact text: the question's literal fragments",
   neighbour: "lifted by a neighbouring turn of a strong hit",
-  recency: "asked about now: newer than, and most like, the best match, so it took its place (rank: where it was)",
+  recency: "asked about now (or before): newer (older) than, and most like, a better match, so it took its place (rank: where it was)",
   rerank: "the cross-encoder's reading of question and entry together",
 };
 

@@ -90,8 +90,9 @@ function fuse(rec) {
 const SIMPLE = {
   neighbours: (r) => `lifted ${r.lifted ?? 0}, added ${r.added ?? 0} neighbouring turns of the top ${r.top ?? "?"} (±${r.span ?? "?"} turns, lift ${r.lift ?? "?"}; ${
     { or: "lift × score combined with a turn's own as probabilities", max: "a turn scores at least lift × score" }[r.combine] || `combined by ${r.combine ?? "?"}`})`,
-  recency: (r) => `asked about now: ${r.moved ? `the newer entry most like the best moved from ${r.moved.from} to ${r.moved.to}`
-    : "nothing newer took the best one's place"} (${r.compared ?? 0} comparably relevant of the top ${r.pool ?? "?"}${
+  recency: (r) => `asked about ${r.asks === "before" ? "before" : "now"}: ${r.moved?.length
+    ? `moved ${r.moved.map((m) => `${m.from} → ${m.to}`).join(", ")}, each the ${r.asks === "before" ? "older" : "newer"} entry most like the one it went above`
+    : "nothing took the best one's place"} (${r.compared ?? 0} comparably relevant of the top ${r.pool ?? "?"}${
     r.someone_else ? `; ${r.someone_else} about someone else left alone` : ""})`,
   gate: (r) => `${r.n_in ?? "?"} → ${r.n_out ?? "?"} passed the relevance floors${r.retry ? ` · retried with gates ${r.retry.gates}: ${r.retry.n_out} kept` : ""}`,
   group: (r) => `grouped by ${r.by}${r.per_group ? `, at most ${r.per_group} per group` : ""}: ${r.n_in ?? "?"} → ${r.n_out ?? "?"}`,
@@ -100,7 +101,7 @@ const SIMPLE = {
   select: (r) => `kept the top ${r.k}: ${r.n} ${r.n === 1 ? "hit" : "hits"}`,
 };
 const SIMPLE_USED = { neighbours: ["lifted", "added", "top", "span", "lift", "combine"],
-  recency: ["moved", "nothing_newer", "compared", "pool", "someone_else"], gate: ["n_in", "n_out", "retry"],
+  recency: ["asks", "moved", "nothing_newer", "nothing_older", "compared", "pool", "someone_else"], gate: ["n_in", "n_out", "retry"],
   group: ["by", "per_group", "n_in", "n_out"], rerank: ["model", "pool", "weight"], diversify: ["mmr_lambda", "pool", "moved"],
   select: ["k"] };
 
