@@ -201,3 +201,17 @@ def test_the_default_preset_asks_for_the_stage() -> None:
     preset = load_preset("default")
     assert "recency" in preset.stages and preset.recency.tier == 0.75 and preset.recency.share == 0.5
     assert preset.stages.index("recency") == preset.stages.index("neighbours") + 1
+
+
+def test_both_backends_read_a_question_about_now_and_before_alike(store_target: str) -> None:
+    """The stage reads entries and vectors through the store interface: the same moves on
+    SQLite and PostgreSQL (the conformance fixture)."""
+    with Memory(store_target) as mem:
+        mem.add([{"text": text, "timestamp": day} for day, text in NOTES])
+        now = mem.search("What is my phone number now?", k=2, now=NOW, explain=True)
+        before = mem.search("What was my old phone number?", k=2, now=NOW, explain=True)
+    assert now.hits[0].text.startswith("Changed my phone number")
+    assert before.hits[0].text == "My phone number is 0176 555 0143."
+    for result, asks in ((now, "now"), (before, "before")):
+        (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
+        assert stage["asks"] == asks and stage["moved"]
