@@ -71,7 +71,7 @@ def test_beir_metrics_follow_from_the_rankings(beir_result: dict[str, Any]) -> N
 def test_details_say_how_the_planner_read_each_query(beir_result: dict[str, Any],
                                                      locomo_result: dict[str, Any]) -> None:
     default = _row(beir_result, "default")["per_query"]
-    assert all(set(q["plan"]) == {"intent", "window", "present"} for q in default)
+    assert all(set(q["plan"]) == {"intent", "window", "present", "former"} for q in default)
     assert all(q["plan"]["present"] is False for q in default)  # no question there asks about now
     assert all(q["recalled"]["semantic"] > 0 and "temporal" not in q["recalled"] for q in default)
     assert all(q["plan"]["intent"] == "lookup" for q in _row(beir_result, "lexical")["per_query"])  # no planner

@@ -320,13 +320,13 @@ def run_beir(
 
 def _plan_read(trace: dict[str, Any]) -> dict[str, Any]:
     """How the planner read a query, for per-query details: its intent, whether it named a time
-    window, whether it asked about now; and how many candidates each channel recalled."""
+    window, asked about now or about before; and how many candidates each channel recalled."""
     out: dict[str, Any] = {}
     for stage in trace.get("stages", []):
         if stage.get("stage") == "plan" and isinstance(stage.get("plan"), dict) and "plan" not in out:
             plan = stage["plan"]
             out["plan"] = {"intent": plan.get("intent"), "window": stage.get("time_window") is not None,
-                           "present": bool(plan.get("present"))}
+                           "present": bool(plan.get("present")), "former": bool(plan.get("former"))}
         elif stage.get("stage") == "recall" and isinstance(stage.get("channels"), dict) and "recalled" not in out:
             out["recalled"] = {name: info.get("n", 0) for name, info in stage["channels"].items()}
     return out
