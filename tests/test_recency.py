@@ -61,7 +61,11 @@ def test_questions_about_then_or_without_a_cue_are_not(question: str) -> None:
 @pytest.mark.parametrize("question, former", [
     ("Where did I work before?", True), ("What was my old phone number?", True), ("Where did I use to work?", True),
     ("Which company did I work for originally?", True), ("我以前的领导是谁？", True), ("我原来的手机号是多少？", True),
-    ("Where did I work before Stripe?", True), ("What did I do before the party?", True),
+    ("Where did I work before Stripe?", True), ("What was my previous address?", True), ("我上一份工作在哪？", True),
+    ("What did I do before the party?", False), ("What do I need before it expires?", False),  # events in order
+    ("What does Nate use to remember his dog?", False),  # "use X to", not "used to"
+    ("What ingredient did Nate use to make the ice cream?", False),  # only "did I / we use to" is read
+    ("以前的同事现在在哪？", False),  # about now (and before): neither is read
     ("What did I find in old notebooks?", False), ("How old is Emma?", False), ("Where do I work now?", False),
     ("Bart: I used to love it. Assistant: And now? Bart: I don't know.", False),  # a dialogue context
 ])
@@ -151,9 +155,58 @@ def test_news_about_someone_else_does_not_replace_the_answer(diary: Memory, monk
     ("Priya left the company. My new manager is Daniel.", "Who is my manager now?\nMy manager is Priya.", False),
     ("张经理调去上海分公司了，新领导是刘总监。", "我现在的领导是谁？\n我的直属领导是张经理。", False),
     ("Sold the Honda and bought an electric Kia EV6.", "What car do I drive these days?", False),
+    ("My brother Tom started working at Google.", "Where do I work now?\nI work at Acme.", True),
+    ("She left nursing and teaches biology.", "What does Sam do for work now?\nSam works as a nurse.", False),
+    ("My wife and I moved to Manchester.", "Where do I live now?\nI live in Leeds.", False),  # our own news
+    ("Started at Globex; they gave me an onboarding buddy.", "Where do I work now?\nI work at Acme.", False),
+    ("跳槽到了Shopee做后端开发。", "我现在在哪上班？\n我在阿里上班。", False),  # a brand, not a person
+    ("其他都没变，就是换了新工作。", "我现在在哪上班？\n我在阿里上班。", False),  # 其他 is "other", not 他
+    ("Sam公司今年把年假加到了18天。", "我目前每年有几天年假？\nLumen的年假是每年20天。", True),
 ])
 def test_what_reads_as_news_about_someone_else(text: str, said: str, elsewhere: bool) -> None:
     assert recency._someone_else(text, said) is elsewhere
+
+
+CHAT = [("s1", "2023-03-01T10:00:00", "User", "I live in a small flat in Hackney, it's tiny but cosy."),
+        ("s1", "2023-03-01T10:01:00", "Assistant", "Hackney sounds lovely! How long have you been there?"),
+        ("s2", "2024-06-10T09:00:00", "User", "I'm training for a half marathon this autumn."),
+        ("s3", "2025-09-20T18:00:00", "User", "We finally moved out of Hackney, we're renting a house in Walthamstow now."),
+        ("s3", "2025-09-20T18:01:00", "Assistant", "Congratulations on the new place!"),
+        ("s4", "2026-11-20T12:00:00", "User", "Had a great coffee at the new place on the corner.")]
+
+
+def test_a_conversation_store_with_restated_facts_reads_the_newer_turn(tmp_path: Path) -> None:
+    """A fact and the turn it was restated from are said at the same moment: neither is a change
+    of the other (the fact's nearest entry is its own turn), and the fact of the later turn
+    stands for that turn."""
+    with Memory(tmp_path / "chat.db") as mem:
+        for session, when, speaker, text in CHAT:
+            mem.add_turn(speaker, text, session_id=session, timestamp=when)
+        now = mem.search("Where do I live now?", k=3, now=NOW)
+        assert "Walthamstow" in now.hits[0].text and "recency" in now.hits[0].channels
+        assert "Walthamstow" not in mem.search("Where do I live now?", k=3, now=NOW, preset=OFF).hits[0].text
+        # Asked as of 1 January 2024, the move of 2025 has not happened yet.
+        then = mem.search("Where do I live now?", k=3, now="2024-01-01", explain=True)
+        assert "Hackney" in then.hits[0].text and "Walthamstow" not in then.hits[0].text
+        (stage,) = [s for s in then.trace["stages"] if s["stage"] == "recency"]
+        assert stage["nothing_newer"] is True
+
+
+def test_the_chain_does_not_walk_on_into_notes_less_alike(tmp_path: Path) -> None:
+    """Civic -> Tesla is a change; the Tesla note's nearest entry is the Civic it replaced, so the
+    chain stops there rather than going on to the newest note that shares a word."""
+    notes = [("2021-04-01", "I drive a 2012 Honda Civic."),
+             ("2024-06-15", "Sold the Civic and bought a used Tesla Model 3."),
+             ("2026-11-28", "Drove to the coast on Saturday; the car needs new tyres."),
+             ("2025-05-05", "Bought new running shoes, Brooks Ghost 15."), ("2026-11-20", "Had lunch with Tom."),
+             ("2026-10-02", "The office wifi was down all morning."), ("2025-12-24", "Christmas dinner at my sister's."),
+             ("2026-09-09", "Read a long article about sleep.")]
+    with Memory(tmp_path / "car.db") as mem:
+        mem.add([{"text": text, "timestamp": day} for day, text in notes])
+        result = mem.search("What car do I drive now?", k=3, now=NOW, explain=True)
+    assert result.hits[0].text.startswith("Sold the Civic")
+    (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
+    assert len(stage["moved"]) == 1 and stage["stopped"] in ("closest_not_newer", "nothing_newer")
 
 
 def test_the_trace_says_what_moved_and_over_what(diary: Memory) -> None:
@@ -164,6 +217,10 @@ def test_the_trace_says_what_moved_and_over_what(diary: Memory) -> None:
     assert stage["compared"] >= 2 and stage["tier"] == 0.75 and stage["share"] == 0.5
     plan = [s for s in result.trace["stages"] if s["stage"] == "plan"][0]
     assert plan["plan"]["present"] is True
+    lone = diary.search("Am I still allergic to peanuts?", k=3, now=NOW, explain=True)
+    (stage,) = [s for s in lone.trace["stages"] if s["stage"] == "recency"]
+    assert stage.get("nothing_comparable") or stage.get("nothing_newer") or stage.get("closest_not_newer")
+    assert "moved" not in stage
     quiet = diary.search("Where do I work?", k=3, now=NOW, explain=True)
     (stage,) = [s for s in quiet.trace["stages"] if s["stage"] == "recency"]
     assert stage["skipped"] == "the question asks neither about now nor about before"

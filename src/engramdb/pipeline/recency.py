@@ -108,6 +108,7 @@ class RecencyStage:
         rec.update({"asks": "now" if direction > 0 else "before", "tier": float(conf.tier or 0.0), "share": conf.share,
                     "pool": conf.pool, "compared": len(tier)})
         if len(tier) < 2:
+            rec["nothing_comparable"] = True
             return pool + candidates[conf.pool:]
         order = pool + candidates[conf.pool:]
         # Follow the chain of changes: what replaced the best one may itself have been replaced
@@ -117,8 +118,13 @@ class RecencyStage:
         vectors = self.vectors_of([c.rowid for c in pool])
         row = {c.rowid: i for i, c in enumerate(pool)}
         while len(chain) <= len(tier):
-            step = self._step(ctx, anchor, tier, chain, pool, vectors, row, direction, rec if not moves else {})
+            why: dict[str, Any] = {}
+            step = self._step(ctx, anchor, tier, chain, pool, vectors, row, direction, why)
+            if not moves:
+                rec.update(why)
             if step is None:
+                if moves:
+                    rec["stopped"] = next(iter(why), None)
                 break
             at, was = order.index(anchor), order.index(step)
             evidence = ChannelScore(rank=was + 1, score=round(step.score, 6))
@@ -144,8 +150,11 @@ class RecencyStage:
         then = _time(anchor.entry) or 0.0
         said = f"{ctx.plan.query}\n{anchor.entry.text if anchor.entry else ''}"
         done = {c.rowid for c in chain}
+        # About now, nothing said after the question's own `now` (a search of the past).
+        latest = ctx.now.timestamp() if direction > 0 and ctx.now is not None else float("inf")
         successors = [c for c in tier if c.rowid not in done
-                      and direction * ((_time(c.entry) or 0.0) - then) >= MIN_GAP_S]
+                      and direction * ((_time(c.entry) or 0.0) - then) >= MIN_GAP_S
+                      and (_time(c.entry) or 0.0) <= latest]
         elsewhere = [c for c in successors if c.entry is not None and _someone_else(c.entry.text, said)]
         successors = [c for c in successors if c not in elsewhere]
         if elsewhere:
@@ -153,33 +162,61 @@ class RecencyStage:
         if not successors:
             rec["nothing_newer" if direction > 0 else "nothing_older"] = True
             return None
-        # What became of it is the entry most like it: of the pool, not merely of the entries
-        # newer (older) than it, so that a note on another subject never stands in for it.
-        others = [c for c in pool if c.rowid not in done]
+        # What became of it is the entry most like it of the pool: not merely of the entries
+        # newer (older) than it, so that a note on another subject never stands in for it, and
+        # with the chain's earlier links, so that the chain does not walk on into whatever is
+        # least unlike its last link. Entries said within a day of it are left out: a fact and
+        # the turn it was restated from are one statement, not a change.
+        others = [c for c in pool if c.rowid != anchor.rowid
+                  and abs((_time(c.entry) or 0.0) - then) >= MIN_GAP_S]
+        if not others:
+            rec["nothing_newer" if direction > 0 else "nothing_older"] = True
+            return None
         likeness = vectors[[row[c.rowid] for c in others]] @ vectors[row[anchor.rowid]]
         closest = others[int(np.argmax(likeness))]
-        if closest.rowid not in {c.rowid for c in successors}:
-            rec["closest_not_newer" if direction > 0 else "closest_not_older"] = True
-            return None
-        return closest
+        if closest.rowid in {c.rowid for c in successors}:
+            return closest
+        # Said at the same moment as a comparably relevant successor, it is that statement in
+        # other words (the fact restated from a turn reads more like another fact than the turn
+        # does): the successor stands for it.
+        when = _time(closest.entry) or 0.0
+        alike = [c for c in successors if abs((_time(c.entry) or 0.0) - when) < MIN_GAP_S]
+        if alike:
+            return alike[0]
+        rec["closest_not_newer" if direction > 0 else "closest_not_older"] = True
+        return None
 
 
 # Someone other than the one asked about: a third-person pronoun, a possessive name ("Sam's"),
-# a kinship or social word, a Latin name inside Chinese text.
-_OTHER_EN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b|\b[A-Z][a-z]+['’]s\b")
-_OTHER_ZH = re.compile(r"他们|她们|他|她|邻居|同事|朋友|同学|室友|妈妈|爸爸|父母|母亲|父亲|哥哥|姐姐|弟弟|妹妹|"
-                       r"老公|老婆|丈夫|妻子|表哥|表姐|表弟|表妹|亲戚|家人|"
-                       r"(?<=[\u4e00-\u9fff])[A-Z][a-z]+|[A-Z][a-z]+(?=[\u4e00-\u9fff])")
+# a kinship or social word, a Latin name that speaks or owns in Chinese text ("Sam说", "Sam家", "Sam公司");
+# not 其他 ("other"), not a brand inside Chinese text ("跳槽到了Shopee").
+_OTHER_EN = re.compile(r"\b(?:brother|sister|mom|mum|mother|dad|father|parents|wife|husband|son|daughter|kids|friend|"
+                       r"colleague|coworker|neighbou?r|cousin|uncle|aunt|niece|nephew|grandma|grandpa|grandmother|"
+                       r"grandfather|boss)s?\b|\b[a-z]+['’]s\b", re.IGNORECASE)
+_OTHER_ZH = re.compile(r"邻居|同事|朋友|同学|室友|妈妈|爸爸|父母|母亲|父亲|哥哥|姐姐|弟弟|妹妹|"
+                       r"老公|老婆|丈夫|妻子|表哥|表姐|表弟|表妹|亲戚|家人|[A-Za-z]+(?=说|家|公司)")
+# A third-person pronoun is someone else only when the question asks about the one who speaks
+# ("What pet do we have now?"); asked about Sam, "she" is most likely Sam.
+_PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b|他们|她们|(?<!其)他|她", re.IGNORECASE)
+_ASKS_ABOUT_SPEAKER = re.compile(r"\b(?:i|my|me|mine|we|our|us|ours)\b|我", re.IGNORECASE)
+# Said in the first person as subject or object ("I", "we", "me", 我): then it is news about the
+# one who speaks, whoever else it names ("My wife and I moved", "they gave me a buddy").
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|me|us)\b|我", re.IGNORECASE)
 
 
 def _someone_else(text: str, said: str) -> bool:
     """Whether a newer entry is news about someone the question and the entry it would replace
-    do not mention ("Rachel adopted a kitten; sent her our old cat tree", "邻居家新请了保洁阿姨"):
-    it does not say what became of the thing asked about. Linear in both texts: the words of
-    `said` are collected once."""
+    do not mention ("Rachel adopted a kitten; sent her our old cat tree", "My brother Tom started
+    at Google", "邻居家新请了保洁阿姨"): it does not say what became of the thing asked about.
+    What is said in the first person is the speaker's own news. Linear in both texts: the words
+    of `said` are collected once."""
+    if _FIRST_PERSON.search(text):
+        return False
     known = said.lower()
     words = set(_WORD.findall(known))
-    for pattern in (_OTHER_EN, _OTHER_ZH):
+    question = said.split("\n", 1)[0]
+    patterns = (_OTHER_EN, _OTHER_ZH, _PRONOUN) if _ASKS_ABOUT_SPEAKER.search(question) else (_OTHER_EN, _OTHER_ZH)
+    for pattern in patterns:
         for mark in {m.group(0).lower() for m in pattern.finditer(text)}:
             if mark.isascii():
                 if mark not in words and mark.rstrip("s").rstrip("'’") not in words:

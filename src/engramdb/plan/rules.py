@@ -103,12 +103,12 @@ def _keywords(text: str) -> list[str]:
 # "now", "currently", "these days", "still", "anymore", "latest": the state as it is today.
 # Not "recently" / 最近: it names a time ("what did I do recently") rather than a state.
 _PRESENT_EN = re.compile(r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|presently|"
-                         r"still|anymore|any more|any longer|latest|most recent|newest|up to date)\b")
+                         r"still|anymore|any more|any longer|latest|most recent|newest|up[ -]to[ -]date)\b")
 _PRESENT_ZH = re.compile(r"现在|目前|当前|如今|眼下|现今|最新|至今|仍然|仍旧|依然|还在")
 # A question about a former state, or in the past tense, asks about then, not now.
-_FORMER_EN = re.compile(r"\b(?:before|previous|previously|former|formerly|used to|(?<!how )old|originally|at first|"
-                        r"back then|in the past|earlier|ago|did|was|were|had)\b")
-_FORMER_ZH = re.compile(r"以前|之前|原来|原先|曾经|当初|从前|过去|早先|旧")
+_FORMER_EN = re.compile(r"\b(?:before|previous|previously|former|formerly|prior|used to|(?<!how )old|originally|"
+                        r"at first|back then|in the past|earlier|ago|did|was|were|had)\b")
+_FORMER_ZH = re.compile(r"以前|之前|原来|原先|原本|曾经|当初|从前|过去|早先|前任|旧(?!金山)")
 
 
 def asks_present(question: str) -> bool:
@@ -124,21 +124,29 @@ def asks_present(question: str) -> bool:
 
 
 # A question about what something was before it changed: "Where did I work before (Stripe)?",
-# "my old phone number", "used to", 以前, 原来. Not "old" alone ("old notebooks", "one-year-old").
-# "Before the party" orders events rather than states, but LoCoMo's 44 such questions rank the
-# same either way (docs/BENCHMARKS.md), so "before" counts wherever it stands.
-_FORMER_STATE_EN = re.compile(r"\b(?:used to|use to|previously|formerly|former|(?:my|our|your|his|her|their|\w+['’]s) old|"
-                              r"originally|at first|back then|in the past|before)\b")
-_FORMER_STATE_ZH = re.compile(r"以前|之前|原来|原先|曾经|当初|从前")
+# "my old / previous phone number", "used to", "did I use to" (not "did Nate use X to make"),
+# 以前, 原来, 前任. Not "old" alone ("old notebooks",
+# "one-year-old"), and "before" only where it marks a state that was replaced: ending the
+# question, before a name ("before Stripe", "before the Kia") or before a move or a change
+# ("before I moved"); "before my flight", "before it expires" order events.
+_FORMER_STATE_EN = re.compile(r"\b(?:used to|did (?:i|we) use to|previously|formerly|former|prior|"
+                              r"(?:my|our|your|his|her|their|\w+['’]s) (?:old|previous|last)|"
+                              r"originally|at first|back then|in the past)\b|\bbefore\W*$|"
+                              r"\bbefore (?:(?:i|we|he|she|they) (?:moved|changed|switched|left|joined|started|got)\b)")
+_BEFORE_NAME = re.compile(r"\bbefore (?:the )?[A-Z]")  # on the text as written: "before Stripe", "before the Kia"
+_FORMER_STATE_ZH = re.compile(r"以前|之前|原来|原先|原本|曾经|当初|从前|前任|上一[份个任家]|旧(?!金山)")
 
 
 def asks_former(question: str) -> bool:
     """Whether a question (not a dialogue context) asks for a former state of something
-    ("Where did I work before?", "What was my old phone number?", "我以前的领导是谁？")."""
+    ("Where did I work before?", "What was my old phone number?", "我以前的领导是谁？"), and
+    not also about now ("以前的同事现在在哪" asks where the colleague is now: neither is read)."""
     if is_dialogue(question):
         return False
     text = normalize(question).strip()
-    return bool(_FORMER_STATE_EN.search(text) or _FORMER_STATE_ZH.search(text))
+    if not (_FORMER_STATE_EN.search(text) or _FORMER_STATE_ZH.search(text) or _BEFORE_NAME.search(question)):
+        return False
+    return not (_PRESENT_EN.search(text) or _PRESENT_ZH.search(text))
 
 
 def intent_of(question: str) -> str:
