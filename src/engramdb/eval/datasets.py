@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -20,6 +19,7 @@ from ..conversation.locomo import (  # the one LoCoMo parser, shared with `engra
     normalize_evidence, parse_locomo_datetime,
 )
 from ..errors import DataFileError as EvalDataError
+from ..validation import aware_timestamp
 
 __all__ = [
     "EvalDataError",
@@ -142,14 +142,15 @@ def _load_corpus(path: Path) -> dict[str, BeirDoc]:
 
 
 def _optional_time(obj: dict[str, Any], name: str, path: Path, lineno: int) -> str | None:
-    """An optional ISO 8601 time field, checked here so a bad one names its line."""
+    """An optional ISO 8601 time field, checked here by the store's own rule so a bad one names
+    its line rather than failing the whole import."""
     value = _optional_str(obj, name, path, lineno)
     if not value:
         return None
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise EvalDataError(path, f"field '{name}' must be an ISO 8601 time, got {value!r:.40}", line=lineno) from None
+        aware_timestamp(value, name)
+    except ValueError as exc:
+        raise EvalDataError(path, f"field '{name}' must be an ISO 8601 time ({exc})", line=lineno) from None
     return value
 
 

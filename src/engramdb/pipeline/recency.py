@@ -37,13 +37,14 @@ about now").
 from __future__ import annotations
 
 import re
+import statistics
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from ..model import Candidate, ChannelScore
+from ..validation import aware_timestamp
 from .context import Fetch, attach_entries
 
 if TYPE_CHECKING:
@@ -89,102 +90,100 @@ class RecencyStage:
         if not (ctx.plan.present or ctx.plan.former):
             rec["skipped"] = "the question asks neither about now nor about before"
             return candidates
-        # About now, the entry that may replace the best one is newer; about before, older.
-        direction = 1.0 if ctx.plan.present else -1.0
-        spread = _spread([score for _, score in ctx.recalled.get("semantic", [])])
-        if spread is None:
+        semantic = [score for _, score in ctx.recalled.get("semantic", [])]
+        spread = statistics.pstdev(semantic) if len(semantic) > 1 else 0.0
+        if not spread:
             rec["skipped"] = "no semantic scores to compare relevance with"
             return candidates
         pool = attach_entries(self.fetch, candidates[: conf.pool])
-        matched = [c for c in pool if "semantic" in c.channels]
-        best = max((c.channels["semantic"].score for c in matched), default=None)
+        best = max((c.channels["semantic"].score for c in pool if "semantic" in c.channels), default=None)
         if best is None:
             rec["skipped"] = "no semantic match among the best candidates"
             return candidates
+        times = {c.rowid: _time(c.entry) for c in pool}
         top_score = max(c.score for c in pool)
-        tier = [c for c in pool if _time(c.entry) is not None and (
+        tier = [c for c in pool if times[c.rowid] is not None and (
             ("semantic" in c.channels and (best - c.channels["semantic"].score) / spread <= float(conf.tier or 0.0))
             or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score))]
+        # About now, the entry that may replace the best one is newer; about before, older.
+        direction = 1.0 if ctx.plan.present else -1.0
         rec.update({"asks": "now" if direction > 0 else "before", "tier": float(conf.tier or 0.0), "share": conf.share,
                     "pool": conf.pool, "compared": len(tier)})
+        order = pool + candidates[conf.pool:]
         if len(tier) < 2:
             rec["nothing_comparable"] = True
-            return pool + candidates[conf.pool:]
-        order = pool + candidates[conf.pool:]
+            return order
+        later, closer = ("nothing_newer", "closest_not_newer") if direction > 0 else ("nothing_older", "closest_not_older")
+        # About now, nothing said after the question's own `now` (a search of the past).
+        latest = ctx.now.timestamp() if direction > 0 and ctx.now is not None else float("inf")
+        position = {c.rowid: i for i, c in enumerate(pool)}
+        stored: list[np.ndarray] = []  # the pool's vectors, read when a step first needs them
+
+        def step(anchor: Candidate, done: set[int], why: dict[str, Any]) -> Candidate | None:
+            """The entry that says what became of `anchor` (about now: newer; about before:
+            older), or None: the pool's entry most like it, if it is comparably relevant, a day or
+            more away in the asked direction and not news about someone else."""
+            then = times[anchor.rowid] or 0.0
+            said = f"{ctx.plan.query}\n{anchor.entry.text if anchor.entry else ''}"
+            successors = [c for c in tier if c.rowid not in done and (t := times[c.rowid] or 0.0) <= latest
+                          and direction * (t - then) >= MIN_GAP_S]
+            elsewhere = [c for c in successors if c.entry is not None and _someone_else(c.entry.text, said)]
+            successors = [c for c in successors if c not in elsewhere]
+            if elsewhere:
+                why["someone_else"] = len(elsewhere)
+            # What became of it is the entry of the pool most like it: not merely of the entries
+            # newer (older) than it, so that a note on another subject never stands in for it, and
+            # with the chain's earlier links, so that the chain does not walk on into whatever is
+            # least unlike its last link. Entries said within a day of it are left out: a fact and
+            # the turn it was restated from are one statement, not a change.
+            others = [i for i, c in enumerate(pool) if c.rowid != anchor.rowid
+                      and abs((times[c.rowid] or 0.0) - then) >= MIN_GAP_S]
+            if not successors or not others:
+                why[later] = True
+                return None
+            if not stored:
+                stored.append(np.asarray(self.vectors_of([c.rowid for c in pool]), dtype=np.float32))
+            likeness = stored[0] @ stored[0][position[anchor.rowid]]
+            closest = pool[max(others, key=lambda i: likeness[i])]
+            if closest.rowid in {c.rowid for c in successors}:
+                return closest
+            # Said at the same moment as a comparably relevant successor, it is that statement in
+            # other words (the fact restated from a turn reads more like another fact than the turn
+            # does): the successor stands for it.
+            when = times[closest.rowid] or 0.0
+            alike = [c for c in successors if abs((times[c.rowid] or 0.0) - when) < MIN_GAP_S]
+            if alike:
+                return alike[0]
+            why[closer] = True
+            return None
+
         # Follow the chain of changes: what replaced the best one may itself have been replaced
         # (Leeds, then Bristol, then Manchester), each step to the entry most like the last.
-        anchor, chain = tier[0], [tier[0]]
+        anchor, done = tier[0], {tier[0].rowid}
         moves: list[dict[str, Any]] = []
-        vectors = self.vectors_of([c.rowid for c in pool])
-        row = {c.rowid: i for i, c in enumerate(pool)}
-        while len(chain) <= len(tier):
+        while len(done) <= len(tier):
             why: dict[str, Any] = {}
-            step = self._step(ctx, anchor, tier, chain, pool, vectors, row, direction, why)
+            found = step(anchor, done, why)
             if not moves:
                 rec.update(why)
-            if step is None:
+            if found is None:
                 if moves:
                     rec["stopped"] = next(iter(why), None)
                 break
-            at, was = order.index(anchor), order.index(step)
-            evidence = ChannelScore(rank=was + 1, score=round(step.score, 6))
-            moved = replace(step, score=anchor.score + _gap(order, at), channels={**step.channels, "recency": evidence})
+            at, was = order.index(anchor), order.index(found)
+            evidence = ChannelScore(rank=was + 1, score=round(found.score, 6))
+            moved = replace(found, score=anchor.score + _gap(order, at), channels={**found.channels, "recency": evidence})
             move: dict[str, Any] = {"from": was + 1, "to": at + 1}
             if ctx.explain:
                 move.update(id=moved.entry.id if moved.entry else None, over=anchor.entry.id if anchor.entry else None)
             moves.append(move)
-            order = [*order[:at], moved, *[c for c in order[at:] if c is not step]]
-            tier = [moved if c is step else c for c in tier]
+            order = [*order[:at], moved, *[c for c in order[at:] if c is not found]]
+            tier = [moved if c is found else c for c in tier]
             anchor = moved
-            chain.append(moved)
+            done.add(moved.rowid)
         if moves:
             rec["moved"] = moves
         return order
-
-    def _step(self, ctx: "SearchContext", anchor: Candidate, tier: list[Candidate], chain: list[Candidate],
-              pool: list[Candidate], vectors: np.ndarray, row: dict[int, int], direction: float,
-              rec: dict[str, Any]) -> Candidate | None:
-        """The entry that says what became of `anchor` (about now: newer; about before: older),
-        or None: the pool's entry most like it, if it is comparably relevant (in `tier`), a day
-        or more away in the asked direction and not news about someone else."""
-        then = _time(anchor.entry) or 0.0
-        said = f"{ctx.plan.query}\n{anchor.entry.text if anchor.entry else ''}"
-        done = {c.rowid for c in chain}
-        # About now, nothing said after the question's own `now` (a search of the past).
-        latest = ctx.now.timestamp() if direction > 0 and ctx.now is not None else float("inf")
-        successors = [c for c in tier if c.rowid not in done
-                      and direction * ((_time(c.entry) or 0.0) - then) >= MIN_GAP_S
-                      and (_time(c.entry) or 0.0) <= latest]
-        elsewhere = [c for c in successors if c.entry is not None and _someone_else(c.entry.text, said)]
-        successors = [c for c in successors if c not in elsewhere]
-        if elsewhere:
-            rec["someone_else"] = len(elsewhere)
-        if not successors:
-            rec["nothing_newer" if direction > 0 else "nothing_older"] = True
-            return None
-        # What became of it is the entry most like it of the pool: not merely of the entries
-        # newer (older) than it, so that a note on another subject never stands in for it, and
-        # with the chain's earlier links, so that the chain does not walk on into whatever is
-        # least unlike its last link. Entries said within a day of it are left out: a fact and
-        # the turn it was restated from are one statement, not a change.
-        others = [c for c in pool if c.rowid != anchor.rowid
-                  and abs((_time(c.entry) or 0.0) - then) >= MIN_GAP_S]
-        if not others:
-            rec["nothing_newer" if direction > 0 else "nothing_older"] = True
-            return None
-        likeness = vectors[[row[c.rowid] for c in others]] @ vectors[row[anchor.rowid]]
-        closest = others[int(np.argmax(likeness))]
-        if closest.rowid in {c.rowid for c in successors}:
-            return closest
-        # Said at the same moment as a comparably relevant successor, it is that statement in
-        # other words (the fact restated from a turn reads more like another fact than the turn
-        # does): the successor stands for it.
-        when = _time(closest.entry) or 0.0
-        alike = [c for c in successors if abs((_time(c.entry) or 0.0) - when) < MIN_GAP_S]
-        if alike:
-            return alike[0]
-        rec["closest_not_newer" if direction > 0 else "closest_not_older"] = True
-        return None
 
 
 # Someone other than the one asked about: a third-person pronoun, a possessive name ("Sam's"),
@@ -229,15 +228,6 @@ def _someone_else(text: str, said: str) -> bool:
 _WORD = re.compile(r"[a-z]+(?:['’]s)?")
 
 
-def _spread(scores: list[float]) -> float | None:
-    """The standard deviation of a channel's list (None when it cannot separate anything)."""
-    if len(scores) < 2:
-        return None
-    mean = sum(scores) / len(scores)
-    sd = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
-    return sd or None
-
-
 def _gap(order: list[Candidate], at: int) -> float:
     """How much to add to the score at `at` so the moved entry ranks just above it: half the
     distance to the one before (a small step at the top), so the order stays the score order."""
@@ -252,12 +242,12 @@ def _time(entry: "Entry | None") -> float | None:
     if entry is None:
         return None
     for value in (entry.timestamp, entry.created_at):
-        if value:
-            try:
-                moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                continue
-            return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+        try:
+            moment = aware_timestamp(value)
+        except ValueError:
+            continue
+        if moment is not None:
+            return moment.timestamp()
     return None
 
 

@@ -111,24 +111,11 @@ _FORMER_EN = re.compile(r"\b(?:before|previous|previously|former|formerly|prior|
 _FORMER_ZH = re.compile(r"以前|之前|原来|原先|原本|曾经|当初|从前|过去|早先|前任|旧(?!金山)")
 
 
-def asks_present(question: str) -> bool:
-    """Whether a question (not a dialogue context) asks for the present state of something:
-    a present cue and no former one ("Where do I work now?", "我现在住哪", but not "Where did I
-    work before?", "我以前住哪")."""
-    if is_dialogue(question):
-        return False
-    text = normalize(question)
-    if not (_PRESENT_EN.search(text) or _PRESENT_ZH.search(text)):
-        return False
-    return not (_FORMER_EN.search(text) or _FORMER_ZH.search(text))
-
-
 # A question about what something was before it changed: "Where did I work before (Stripe)?",
 # "my old / previous phone number", "used to", "did I use to" (not "did Nate use X to make"),
-# 以前, 原来, 前任. Not "old" alone ("old notebooks",
-# "one-year-old"), and "before" only where it marks a state that was replaced: ending the
-# question, before a name ("before Stripe", "before the Kia") or before a move or a change
-# ("before I moved"); "before my flight", "before it expires" order events.
+# 以前, 原来, 前任. Not "old" alone ("old notebooks", "one-year-old"), and "before" only where it
+# marks a state that was replaced: ending the question, before a name ("before Stripe", "before
+# the Kia") or before a move or a change ("before I moved"); "before my flight" orders events.
 _FORMER_STATE_EN = re.compile(r"\b(?:used to|did (?:i|we) use to|previously|formerly|former|prior|"
                               r"(?:my|our|your|his|her|their|\w+['’]s) (?:old|previous|last)|"
                               r"originally|at first|back then|in the past)\b|\bbefore\W*$|"
@@ -137,16 +124,30 @@ _BEFORE_NAME = re.compile(r"\bbefore (?:the )?[A-Z]")  # on the text as written:
 _FORMER_STATE_ZH = re.compile(r"以前|之前|原来|原先|原本|曾经|当初|从前|前任|上一[份个任家]|旧(?!金山)")
 
 
-def asks_former(question: str) -> bool:
-    """Whether a question (not a dialogue context) asks for a former state of something
-    ("Where did I work before?", "What was my old phone number?", "我以前的领导是谁？"), and
-    not also about now ("以前的同事现在在哪" asks where the colleague is now: neither is read)."""
+def asks_about_state(question: str) -> tuple[bool, bool]:
+    """(present, former): whether a question (not a dialogue context) asks for the present state
+    of something ("Where do I work now?", "我现在住哪") or a former one ("Where did I work
+    before?", "What was my old phone number?", "我以前的领导是谁？"). A question with cues of both
+    ("以前的同事现在在哪") is read as neither; a present cue in the past tense ("Where did I work
+    now?") is not present."""
     if is_dialogue(question):
-        return False
-    text = normalize(question).strip()
-    if not (_FORMER_STATE_EN.search(text) or _FORMER_STATE_ZH.search(text) or _BEFORE_NAME.search(question)):
-        return False
-    return not (_PRESENT_EN.search(text) or _PRESENT_ZH.search(text))
+        return False, False
+    text = normalize(question)
+    now = bool(_PRESENT_EN.search(text) or _PRESENT_ZH.search(text))
+    then = bool(_FORMER_STATE_EN.search(text.strip()) or _FORMER_STATE_ZH.search(text)
+                or _BEFORE_NAME.search(question))
+    present = now and not (_FORMER_EN.search(text) or _FORMER_ZH.search(text))
+    return present, then and not now
+
+
+def asks_present(question: str) -> bool:
+    """Whether a question asks for the present state of something (`asks_about_state`)."""
+    return asks_about_state(question)[0]
+
+
+def asks_former(question: str) -> bool:
+    """Whether a question asks for a former state of something (`asks_about_state`)."""
+    return asks_about_state(question)[1]
 
 
 def intent_of(question: str) -> str:
@@ -190,6 +191,7 @@ class RulePlanner:
         elif intent == "lookup" and windows:
             intent = "temporal"
         keywords = _keywords(_without_times(without_roles(query), windows))  # no "User", "Assistant"
+        present, former = asks_about_state(query)
         sub_queries = [query]
         routes: list[EvidenceRoute] = []
         # The bare content ("Caroline LGBTQ support group") matches statements better than a
@@ -210,8 +212,8 @@ class RulePlanner:
             query=query, sub_queries=sub_queries, keywords=keywords, persons=persons, entities=entities,
             location=location, time_start=start, time_end=end,
             time_expression=" … ".join(w.expression for w in windows) or None,
-            intent=intent, present=not windows and asks_present(query),
-            former=not windows and asks_former(query), routes=routes, planner=self.name,
+            intent=intent, present=present and not windows, former=former and not windows,
+            routes=routes, planner=self.name,
         )
 
 
