@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import httpx
 import pytest
 
 from engramdb import Memory
-from test_web_page import Page, driver, shots  # noqa: F401  (the browser fixtures)
+from test_web_page import Page, driver, search_for, shots  # noqa: F401  (the browser fixtures)
 from web_fixture import Served
 
 LONG = "The long report begins here. " + " ".join(f"word{n}" for n in range(2400))  # over 20,000 characters
@@ -82,3 +83,24 @@ def test_a_long_entry_is_clipped_with_a_way_to_read_it_all(page: Page) -> None:
     assert len(text.get_attribute("textContent")) < 700
     page.click(hit.find_element("css selector", ".hit-text button.clip-toggle"))
     assert text.get_attribute("textContent") == LONG
+
+
+def test_the_k_field_follows_the_servers_max_k(driver: Any, tmp_path: Path, shots: Path) -> None:  # noqa: F811
+    """`engram serve --max-k 250`: the page's k field takes up to 250 (it was fixed at 100, so the
+    browser refused a k the server would have served), and a search with k = 150 returns 150."""
+    db = tmp_path / "many.db"
+    with Memory(db, embedder="minilm") as memory:
+        memory.add([f"note {n} about green tea and the garden" for n in range(160)])
+    server = Served(db, "--max-k", "250")
+    try:
+        assert httpx.get(f"{server.url}/healthz").json()["max_k"] == 250
+        view = Page(driver, server.url, shots)
+        view.open("/")
+        view.ready("search")
+        assert view.find("#k").get_attribute("max") == "250"
+        view.type("#k", "150")
+        search_for(view, "green tea")  # the browser submits the form: 150 is within its k field's max
+        view.until(lambda: len(view.all(".hit")) == 150, "150 hits")
+        assert view.query()["k"] == ["150"] and not view.script_errors()
+    finally:
+        server.stop()

@@ -77,15 +77,15 @@ def free_port() -> int:
 
 
 class Served:
-    """`engram --db DB serve` on a free loopback port, until `stop()`."""
+    """`engram --db DB serve [ARGS]` on a free loopback port, until `stop()`."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, *args: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ENGRAM_EMBEDDER": "minilm"}
         self.log = open(db.with_suffix(".serve.log"), "w+", encoding="utf-8")
         self.process = subprocess.Popen([sys.executable, "-m", "engramdb.cli", "--db", str(db), "serve", "--port",
-                                         str(self.port)], env=env, stdout=self.log, stderr=subprocess.STDOUT)
+                                         str(self.port), *args], env=env, stdout=self.log, stderr=subprocess.STDOUT)
         while True:  # until it answers, or the process ends
             if self.process.poll() is not None:
                 raise RuntimeError(f"engram serve exited: {self.output()}")

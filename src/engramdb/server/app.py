@@ -271,14 +271,14 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     @app.get("/healthz", tags=["meta"], response_model=HealthResponse)
     def healthz() -> Any:
         """Whether the server can read its store: one read of the store's metadata (a load
-        balancer's probe). 503 ``store_unavailable`` while it cannot (a PostgreSQL server down);
+        balancer's probe), with the largest k a search may ask for (the web page's k field). 503 ``store_unavailable`` while it cannot (a PostgreSQL server down);
         the reason goes to the server's log, not to this unauthenticated caller."""
         try:
             memory.store.recorded_embedder()
         except EngramError as exc:
             logging.getLogger("uvicorn.error").warning("health check: %s", exc)
             return _error(503, "store_unavailable", "the store cannot be read now; the server's log says why")
-        return {"status": "ok", "version": __version__}
+        return {"status": "ok", "version": __version__, "max_k": limits.max_k}
 
     @app.post("/v1/memories", response_model=AddResponse, tags=["memories"])
     def add(body: AddRequest, ns: str = Depends(need("write"))) -> Any:

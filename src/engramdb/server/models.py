@@ -122,6 +122,7 @@ class HealthResponse(_Reply):
 
     status: Literal["ok"]
     version: str
+    max_k: int = Field(description="the largest k a search may ask for (`engram serve --max-k`)")
 
 
 class ErrorBody(_Reply):

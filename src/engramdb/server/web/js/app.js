@@ -6,7 +6,7 @@ import { h, replace } from "./dom.js";
 import { renderBrowse } from "./browse.js";
 import { renderEntry } from "./entry.js";
 import { renderOverview } from "./overview.js";
-import { forgetLastSearch, renderSearch } from "./search.js";
+import { forgetLastSearch, renderSearch, setMaxK } from "./search.js";
 import { renderSession, renderSessions } from "./sessions.js";
 import { navigate, onNavigate, params } from "./url.js";
 
@@ -103,6 +103,11 @@ async function render(p) {
 async function boot() {
   ready = false;
   keyButton();
+  try {
+    setMaxK((await get("/healthz")).max_k); // the k field's limit follows the server's --max-k
+  } catch {
+    // an old server or a store down: the k field keeps 100 and the search says what is wrong
+  }
   try {
     await fillNamespaces();
   } catch (exc) {

@@ -31,10 +31,17 @@ export function searchParams(opts) {
   };
 }
 
+// The largest k the server takes (`engram serve --max-k`, read from /healthz at boot).
+let maxK = 100;
+
+export function setMaxK(value) {
+  if (Number.isInteger(value) && value > 0) maxK = value;
+}
+
 function form(opts) {
   const q = h("input", { id: "q", name: "q", type: "search", value: opts.q, placeholder: "Ask your memory… e.g. where does Alice live? / 项目代号是什么？",
     autocomplete: "off", spellcheck: "false", "aria-label": "Query" });
-  const k = h("input", { id: "k", name: "k", type: "number", min: "1", max: "100", value: opts.k });
+  const k = h("input", { id: "k", name: "k", type: "number", min: "1", max: String(maxK), value: opts.k });
   const preset = h("select", { id: "preset", name: "preset" },
     PRESETS.map((name) => h("option", { value: name, selected: name === opts.preset }, name)));
   if (!PRESETS.includes(opts.preset)) preset.append(h("option", { value: opts.preset, selected: true }, opts.preset));

@@ -1,0 +1,310 @@
+"""Chinese personal names in Latin letters, so a name is found whichever script it is written in.
+
+A bilingual user writes "Lunch with 王芳" in one note and asks "What did Wang Fang
+recommend?" in English, or keeps "Wang Fang's birthday is 3 May" and asks 王芳生日是哪天.
+BM25 shares no term across the scripts, CC-CEDICT translates words, not names (王芳's
+characters become "king" and "fragrant"), and e5-small rarely ties the two. So:
+
+* an entry in Chinese is also indexed by the **name key** of each Chinese name it holds: the
+  name's toneless pinyin run together, surname first (王芳 -> ``wangfang``, 张伟明 ->
+  ``zhangweiming``; :func:`name_keys`). One key per name, not its syllables: "song", "long"
+  and "fan" are English words as well as syllables, and only a question that names the
+  person produces the key;
+* an English question is read for **Latin names**: two or three neighbouring words that spell
+  a surname and a given name in pinyin, in either order ("Wang Fang", "Fang Wang", "Zhang
+  Weiming", "Zhang Wei Ming"; "Lao Wang" for 老王; :func:`latin_name_keys`), whose keys find
+  those entries;
+* a Chinese question's names become their pinyin (:func:`romanize`: "wang fang", "zhang
+  weiming"), the words an English entry writes them with.
+
+What counts as a Chinese name: a token jieba segments (its HMM finds names its dictionary
+lacks) of two to four characters that starts with a common Chinese surname and is either
+unknown to jieba's dictionary or tagged there as a person's name (``nr``) and not a common word
+(jieba tags many ordinary words ``nr``: 古老, 文明, 高峰); a compound surname jieba cuts from
+its given name (欧阳 | 娜娜) is joined back; 老王 and 小林 (a surname after "old" or
+"little", as friends name each other) are names too. A surname is read as a surname (单 shan, 曾 zeng);
+the given name as pypinyin reads it, ü as u (吕 lu). A false name costs little: its key only
+matches a question that spells that very name.
+
+``pypinyin`` (MIT) ships its reading tables in its wheel, so nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Iterable
+
+from .tokenize import STOPWORDS_EN, get_jieba
+
+__all__ = ["SURNAMES", "chinese_names", "is_name", "latin_name_keys", "latin_names", "name_key", "name_keys",
+           "query_names", "romanize"]
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+#: Two-character surnames and their readings.
+_COMPOUND = {"欧阳": "ouyang", "司马": "sima", "诸葛": "zhuge", "上官": "shangguan", "司徒": "situ",
+             "东方": "dongfang", "皇甫": "huangfu", "尉迟": "yuchi", "公孙": "gongsun", "慕容": "murong",
+             "令狐": "linghu", "长孙": "zhangsun", "宇文": "yuwen", "夏侯": "xiahou", "端木": "duanmu",
+             "万俟": "moqi", "独孤": "dugu", "南宫": "nangong", "西门": "ximen", "轩辕": "xuanyuan"}
+
+#: Common one-character surnames (together the great majority of Chinese people). Characters
+#: that are mostly function words (和, 于, 时, 向, 应, 全, 常, 成) are left out: a token such as
+#: 时说 that jieba's HMM glues together would read as a name far more often than it is one.
+_SINGLE = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程苏魏吕"
+    "丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付傅方白邹孟熊秦邱江尹薛闫阎段雷侯龙史陶黎贺顾毛郝龚邵万钱严"
+    "覃武戴莫孔汤温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮"
+    "柯纪梅童凌毕单季裴霍涂苗谷盛曲翁冉骆蓝游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤穆农司卓古吉缪简"
+    "项麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂佟臧闵苟邬边卞姬仇栾隋刁荣巫寇桑郎甄丛仲虞敖巩佘池"
+    "查麻苑迟邝朴洪阳鞠乐")
+
+#: Surnames read otherwise than the word they also are (单 "single" dan, as a surname shan).
+_SURNAME_READING = {"单": "shan", "曾": "zeng", "解": "xie", "仇": "qiu", "查": "zha", "区": "ou",
+                    "乐": "yue", "覃": "qin", "盖": "ge", "缪": "miao", "朴": "piao", "柏": "bai",
+                    "翟": "zhai", "尉": "yu", "万": "wan", "沈": "shen", "贾": "jia", "葛": "ge"}
+
+#: 老王, 小林: a surname after 老 ("old") or 小 ("little") is how friends and colleagues are
+#: named; jieba segments these unevenly (老王 | 来, 小王来), so they are found by pattern.
+_NICKNAME_PREFIX = {"老": "lao", "小": "xiao"}
+#: Words of that shape that are not names (wheat, millet, pony, calf, cub, ...).
+_NOT_NICKNAMES = frozenset("小麦 小米 小康 小白 小龙 小马 小牛 小熊 小金 小叶 小石 小田 小谷 老牛 老黄 老白 老林 小姜".split())
+
+#: Every surname this module reads a name by.
+SURNAMES = _SINGLE | frozenset(_COMPOUND)
+
+#: A dictionary word jieba tags ``nr`` counts as a name below this frequency (李娜 438, 李白 374;
+#: 黎明 "dawn" 670, 古老 "ancient" 2695), or at any frequency with three characters or more.
+_NAME_WORD_FREQUENCY = 500
+#: Last characters that end a phrase, not a name (曾任教于, 万人, 李氏们).
+_NOT_NAME_END = frozenset("于以人们等说的了着过和与及")
+
+#: The syllables of Hanyu Pinyin, toneless, ü written u.
+_SYLLABLES = frozenset((
+    "a ai an ang ao ba bai ban bang bao bei ben beng bi bian biang biao bie bin bing bo bong bu "
+    "ca cai can cang cao ce cei cen ceng cha chai chan chang chao che chen cheng chi chong chou "
+    "chu chua chuai chuan chuang chui chun chuo ci cong cou cu cuan cui cun cuo da dai dan dang "
+    "dao de dei den deng di dia dian diao die din ding diu dong dou du duan dui dun duo e ei en "
+    "eng er fa fan fang fei fen feng fiao fo fou fu ga gai gan gang gao ge gei gen geng gong gou "
+    "gu gua guai guan guang gui gun guo ha hai han hang hao he hei hen heng hong hou hu hua huai "
+    "huan huang hui hun huo ji jia jian jiang jiao jie jin jing jiong jiu ju juan jue jun ka kai "
+    "kan kang kao ke kei ken keng kong kou ku kua kuai kuan kuang kui kun kuo la lai lan lang lao "
+    "le lei len leng li lia lian liang liao lie lin ling liu lo long lou lu luan lue lun luo ma "
+    "mai man mang mao me mei men meng mi mian miao mie min ming miu mo mou mu na nai nan nang nao "
+    "ne nei nen neng ni nia nian niang niao nie nin ning niu nong nou nu nuan nue nun nuo o ou pa "
+    "pai pan pang pao pei pen peng pi pian piao pie pin ping po pou pu qi qia qian qiang qiao qie "
+    "qin qing qiong qiu qu quan que qun ran rang rao re ren reng ri rong rou ru rua ruan rui run "
+    "ruo sa sai san sang sao se sen seng sha shai shan shang shao she shei shen sheng shi shou "
+    "shu shua shuai shuan shuang shui shun shuo si song sou su suan sui sun suo ta tai tan tang "
+    "tao te tei teng ti tian tiao tie ting tong tou tu tuan tui tun tuo wa wai wan wang wei wen "
+    "weng wo wong wu xi xia xian xiang xiao xie xin xing xiong xiu xu xuan xue xun ya yan yang "
+    "yao ye yi yin ying yo yong you yu yuan yue yun za zai zan zang zao ze zei zen zeng zha zhai "
+    "zhan zhang zhao zhe zhei zhen zheng zhi zhong zhou zhu zhua zhuai zhuan zhuang zhui zhun "
+    "zhuo zi zong zou zu zuan zui zun zuo "
+).split())
+
+_lock = threading.Lock()
+_tags: dict[str, str] | None = None
+
+
+def _word_tags() -> dict[str, str]:
+    """jieba's part-of-speech tag of each dictionary word (loaded once, ~0.3 s)."""
+    global _tags
+    if _tags is None:
+        with _lock:
+            if _tags is None:
+                get_jieba()
+                import jieba.posseg
+
+                _tags = jieba.posseg.dt.word_tag_tab
+    return _tags
+
+
+def _nicknames(run: str) -> list[str]:
+    """老王, 小林 ... in a run of Chinese characters."""
+    return [run[i:i + 2] for i in range(len(run) - 1)
+            if run[i] in _NICKNAME_PREFIX and run[i + 1] in _SINGLE and run[i:i + 2] not in _NOT_NICKNAMES]
+
+
+def _surname(token: str) -> str | None:
+    if token[:2] in _COMPOUND and len(token) >= 3:
+        return token[:2]
+    return token[0] if token[0] in _SINGLE else None
+
+
+def is_name(token: str) -> bool:
+    """Whether a jieba token reads as a Chinese personal name (see the module's doc)."""
+    if not 2 <= len(token) <= 4 or not _CJK_RUN.fullmatch(token) or _surname(token) is None:
+        return False
+    if token[-1] in _NOT_NAME_END or (token[0] == "曾" and len(token) == 2):  # 曾任, 曾经: "once"
+        return False
+    frequency = get_jieba().dt.FREQ.get(token, 0)
+    if not frequency:
+        return True
+    tag = _word_tags().get(token, "")
+    return tag.startswith("nr") and (len(token) >= 3 or frequency < _NAME_WORD_FREQUENCY)
+
+
+def _given_name(token: str) -> bool:
+    """Whether a token after a lone surname reads as its given name: not a dictionary word,
+    or one jieba tags as (part of) a name (志强)."""
+    if not _CJK_RUN.fullmatch(token) or token in "的了是在和与说":
+        return False
+    return not get_jieba().dt.FREQ.get(token, 0) or _word_tags().get(token, "").startswith("nr")
+
+
+def _plain(syllable: str) -> str:
+    """ü (pypinyin's v) as u: English text writes 吕 Lu and 女 nu."""
+    return syllable.replace("ü", "u").replace("v", "u")
+
+
+@lru_cache(maxsize=4096)
+def _readings(name: str) -> tuple[str, tuple[str, ...]] | None:
+    """(surname reading, given-name syllables) of a Chinese name, None for a non-name."""
+    from pypinyin import Style, lazy_pinyin
+
+    if len(name) == 2 and name[0] in _NICKNAME_PREFIX and name[1] in _SINGLE:
+        return _NICKNAME_PREFIX[name[0]], (_SURNAME_READING.get(name[1]) or _plain(lazy_pinyin(name[1], style=Style.NORMAL)[0]),)
+    surname = _surname(name) if name and _CJK_RUN.fullmatch(name) else None
+    if surname is None or len(name) == len(surname):
+        return None
+
+    family = _COMPOUND.get(surname) or _SURNAME_READING.get(surname) or _plain(lazy_pinyin(surname, style=Style.NORMAL)[0])
+    given = tuple(_plain(s) for s in lazy_pinyin(name[len(surname):], style=Style.NORMAL))
+    if not all(s.isascii() and s.isalpha() for s in (family, *given)):
+        return None
+    return family, given
+
+
+def romanize(name: str) -> tuple[str, ...]:
+    """The Latin spellings of a Chinese name, lower-case: the surname and the given name run
+    together, then (a given name of two syllables or more) each syllable apart.
+    ``romanize("张伟明") == ("zhang weiming", "zhang wei ming")``; ``()`` for a non-name."""
+    readings = _readings(name)
+    if readings is None:
+        return ()
+    family, given = readings
+    forms = [f"{family} {''.join(given)}"]
+    if len(given) > 1:
+        forms.append(" ".join([family, *given]))
+    return tuple(forms)
+
+
+def name_key(name: str) -> str | None:
+    """The index key of a Chinese name: its pinyin run together, surname first (``wangfang``)."""
+    readings = _readings(name)
+    return None if readings is None else readings[0] + "".join(readings[1])
+
+
+def chinese_names(text: str) -> list[str]:
+    """The Chinese personal names in `text` (jieba's accurate segmentation), each once, in order."""
+    runs = _CJK_RUN.findall(text)
+    if not runs:
+        return []
+    jieba = get_jieba()
+    found: dict[str, None] = {}
+    for run in runs:
+        tokens = jieba.lcut(run)
+        for i, token in enumerate(tokens):
+            following = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if (token in _COMPOUND or token in _SINGLE) and 1 <= len(following) <= 2 and _given_name(following):
+                token = token + following  # 欧阳 | 娜娜, 梁 | 志强: jieba cut the surname off
+            elif len(token) == 4 and token[:2] not in _COMPOUND and is_name(token[:3]):
+                found.setdefault(token[:3], None)  # 孙丽华换: jieba glued the next word on
+            if token not in found and is_name(token):
+                found[token] = None
+        for nickname in _nicknames(run):
+            found.setdefault(nickname, None)
+    return list(found)
+
+
+def name_keys(text: str, persons: Iterable[str] = ()) -> list[str]:
+    """The keys an entry is found by: those of the Chinese names in `text`, of the names it
+    spells in Latin letters with capitals ("Fang Wang from accounting"; a lowercase run of
+    syllables is too often words), and of its person tags `persons` (王芳, "Wang Fang"),
+    each once, in order."""
+    keys: dict[str, None] = {}
+    for name in chinese_names(text):
+        keys.setdefault(name_key(name) or "", None)
+    for key, _, capitalised in latin_names(text):
+        if capitalised:
+            keys.setdefault(key, None)
+    for person in persons:
+        person = person.strip()
+        if _CJK_RUN.fullmatch(person or "-"):
+            keys.setdefault(name_key(person) or "", None)
+        elif (joined := person.replace(" ", "").lower()) in latin_name_keys(person):
+            keys.setdefault(joined, None)
+    keys.pop("", None)
+    return list(keys)
+
+
+def query_names(text: str) -> list[tuple[str, ...]]:
+    """The names a question names, in Chinese or in Latin letters, capitals or not ("what car
+    does zhao lei drive"), each as the keys it may be indexed by ("Wang Fang": ``wangfang``
+    or, in Western order, ``fangwang``)."""
+    names: dict[tuple[str, ...], None] = {}
+    for name in chinese_names(text):
+        if key := name_key(name):
+            names[(key,)] = None
+    spans: dict[tuple[str, ...], list[str]] = {}
+    for key, words, _ in latin_names(text):
+        spans.setdefault(words, []).append(key)
+    names.update(dict.fromkeys(tuple(keys) for keys in spans.values()))
+    return list(names)
+
+
+def _syllables(word: str, most: int = 3) -> bool:
+    """Whether `word` spells one to `most` pinyin syllables (a given name run together)."""
+    if not word:
+        return True
+    if most == 0:
+        return False
+    return any(word[:n] in _SYLLABLES and _syllables(word[n:], most - 1) for n in range(min(6, len(word)), 0, -1))
+
+
+@lru_cache(maxsize=1)
+def _latin_surnames() -> frozenset[str]:
+    return frozenset(r[0] for r in (_readings(s + "一") for s in SURNAMES) if r)
+
+
+def latin_names(text: str) -> list[tuple[str, tuple[str, ...], bool]]:
+    """(key, words, capitalised) of each Chinese name `text` spells in Latin letters: two or
+    three neighbouring words, a surname's pinyin first or last and the rest one or two
+    syllables ("Wang Fang", "Weiming Zhang", "zhang wei ming", "Lao Wang"); `capitalised`
+    when every word of it starts with a capital, as a name written with care does."""
+    matches = list(_LATIN_WORD.finditer(text))
+    words = [m.group(0).lower() for m in matches]
+    capital = [m.group(0)[0].isupper() for m in matches]
+    surnames = _latin_surnames()
+    found: dict[str, tuple[str, tuple[str, ...], bool]] = {}
+    named: set[int] = set()  # the words of a three-word name ("Zhang Wei Ming"): not two names too
+    for size in (3, 2):
+        for start in range(len(words) - size + 1):
+            if size == 2 and {start, start + 1} <= named:
+                continue
+            span, caps = words[start:start + size], all(capital[start:start + size])
+            keys = []
+            if size == 2 and span[0] in ("lao", "xiao") and span[1] in surnames:
+                keys.append(span[0] + span[1])
+            for family, given in ((span[0], span[1:]), (span[-1], span[:-1])):
+                joined = "".join(given)
+                # A given name is one or two characters; a surname that is also an English
+                # function word ("he", "you") is one only when capitalised ("He Ping").
+                if (family in surnames and all(len(w) > 1 for w in given) and _syllables(joined, 2)
+                        and (caps or family not in STOPWORDS_EN)):
+                    keys.append(family + joined)
+            for key in keys:
+                if key not in found or caps and not found[key][2]:
+                    found[key] = (key, tuple(span), caps)
+            if keys and size == 3:
+                named.update(range(start, start + 3))
+    return list(found.values())
+
+
+def latin_name_keys(text: str) -> list[str]:
+    """The name keys of the Chinese names `text` spells in Latin letters (:func:`latin_names`):
+    "Wang Fang", "Fang Wang" -> ``wangfang``, ``fangwang``; "Zhang Wei Ming" -> ``zhangweiming``."""
+    return [key for key, _, _ in latin_names(text)]

@@ -1,0 +1,170 @@
+"""Names across scripts: a Chinese person named in characters (王芳, 老王) or in pinyin (Wang
+Fang, Lao Wang) is found whichever script the question uses (text/romanize.py, the name keys
+the writer indexes, the lexical and symbolic channels that look them up)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from engramdb import Memory
+from engramdb.text.bilingual import translate_query
+from engramdb.text.romanize import chinese_names, latin_names, name_key, name_keys, query_names, romanize
+from engramdb.writer import entry_terms
+from engramdb.model import Entry
+
+from test_linear_input import MAX_GROWTH, _growth, _repeat
+
+
+@pytest.mark.parametrize(("name", "key", "forms"), [
+    ("王芳", "wangfang", ("wang fang",)),
+    ("张伟明", "zhangweiming", ("zhang weiming", "zhang wei ming")),
+    ("欧阳娜娜", "ouyangnana", ("ouyang nana", "ouyang na na")),
+    ("单丽", "shanli", ("shan li",)),  # 单 "single" is dan; the surname is shan
+    ("曾晓红", "zengxiaohong", ("zeng xiaohong", "zeng xiao hong")),
+    ("吕明", "luming", ("lu ming",)),  # ü written u, as English text writes it
+    ("老王", "laowang", ("lao wang",)),
+    ("小林", "xiaolin", ("xiao lin",)),
+])
+def test_a_chinese_name_is_read_in_pinyin_surname_first(name: str, key: str, forms: tuple[str, ...]) -> None:
+    assert name_key(name) == key
+    assert romanize(name) == forms
+
+
+def test_no_surname_no_name() -> None:
+    assert name_key("服务器") is None and romanize("服务器") == () and name_key("王") is None
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("我和王芳昨天在北京吃了烤鸭，张伟也来了", ["王芳", "张伟"]),
+    ("欧阳娜娜的生日是五月三号", ["欧阳娜娜"]),  # jieba cuts 欧阳 | 娜娜
+    ("梁志强下个月退休，大家凑钱", ["梁志强"]),  # 梁 | 志强
+    ("周五晚上和老王在川菜馆吃饭", ["老王"]),
+    # ordinary words that open with a surname's character are not names
+    ("王国的历史很长，我很高兴", []), ("小麦价格涨了", []), ("黎明时分出发", []), ("曾任教于北大", []),
+    ("The server is down", []),
+])
+def test_chinese_names_in_a_text(text: str, names: list[str]) -> None:
+    assert chinese_names(text) == names
+
+
+def test_a_name_jieba_glued_to_the_next_word_is_found_too() -> None:
+    assert "孙丽华" in chinese_names("孙丽华换手机号了")
+
+
+@pytest.mark.parametrize(("text", "keys"), [
+    ("What did Wang Fang recommend?", {"wangfang", "fangwang"}),  # either order: Western or Chinese
+    ("When is Weiming Zhang's birthday", {"zhangweiming"}),
+    ("ask zhang wei ming", {"zhangweiming"}),
+    ("Lao Wang borrowed 2000", {"laowang"}),
+    ("the man in the van", set()),
+])
+def test_names_spelt_in_latin_letters(text: str, keys: set[str]) -> None:
+    found = {key for key, _, _ in latin_names(text)}
+    assert keys <= found if keys else not found
+
+
+def test_an_entry_is_indexed_by_the_keys_of_its_names_whatever_the_script() -> None:
+    assert name_keys("和王芳吃了牛肉面") == ["wangfang"]
+    assert set(name_keys("Fang Wang from accounting approved it")) == {"fangwang", "wangfang"}
+    # a lowercase run of syllables in a text is too often words to be a name
+    assert name_keys("a long song for the fans") == []
+    terms = entry_terms(Entry(text="和王芳吃了牛肉面", persons=["张伟"]))
+    assert "wangfang" in terms.body and "zhangwei" in terms.tags and "wangfang" not in terms.tags
+
+
+def test_a_question_names_each_person_once_with_every_key_they_may_have() -> None:
+    assert query_names("王芳的生日是哪天") == [("wangfang",)]
+    assert ("wangfang", "fangwang") in query_names("what did wang fang say")
+
+
+def test_the_dictionary_does_not_translate_a_name_as_words() -> None:
+    # 王芳 is "king" + "fragrant" to CC-CEDICT; Lao Wang would be Laos (老挝)
+    assert {"wang", "fang"} <= set(translate_query("王芳推荐了什么")) and "king" not in translate_query("王芳推荐了什么")
+    assert "老挝" not in translate_query("What did Lao Wang say?")
+    assert "plum" in translate_query("李子很甜")  # a name that is also a word keeps its translation
+
+
+# (key, memory): each answer has a distractor in the question's script on the same subject about
+# someone else, so only the name tells them apart
+NOTES = [
+    ("debt", "老王借了我两千块，说月底还。"),
+    ("debt-other", "I lent Lao Li 500 yuan for the taxi."),
+    ("allergy", "刘洋对花生过敏，聚餐时别点宫保鸡丁。"),
+    ("allergy-other", "Huang Lei is allergic to shellfish, so no shrimp at the dinner."),
+    ("birthday", "陈静的生日是九月十八号，她喜欢向日葵。"),
+    ("birthday-other", "Zhao Min's birthday is on 2 October; she likes lilies."),
+    ("car", "赵磊的车是白色的特斯拉，停在B2层。"),
+    ("car-other", "Sun Tao drives a grey Volkswagen and parks on level 1."),
+    ("flight", "Wang Jun's flight to Chengdu leaves at 7am on Friday."),
+    ("flight-other", "李强的航班周六下午从上海起飞。"),
+    ("camera", "Li Xiaoyan lent me her camera for the trip to Yunnan."),
+    ("camera-other", "周敏把她的无人机借给我了。"),
+    ("owes", "Lao Zhou owes me 300 yuan for the concert tickets."),
+    ("owes-other", "我欠老李两百块饭钱。"),
+    ("twins", "Chen Hao's wife is expecting twins in March."),
+    ("twins-other", "杨帆的太太四月生了个女儿。"),
+]
+#: What a small personal store holds besides: no name, no bookshop, flight or debt. In a store of
+#: a handful of notes the lexical list is two rows long, and its z-scores set the second of two
+#: matches level with no match at all (docs/BENCHMARKS.md, "Names across scripts").
+FILLER = [
+    "周末去爬了黄山，天气很好，云海很壮观。", "Renewed the car insurance; the premium went up by 8 percent.",
+    "公司年会定在一月十五号，在滨江酒店。", "The boiler service is booked for Thursday between 8 and 12.",
+    "买了一台新的空气净化器，放在卧室。", "Started reading a novel about the Silk Road; slow but good.",
+    "楼下新开了一家面包店，可颂很好吃。", "Need to renew my passport before the summer trip.",
+    "孩子的家长会在下周二晚上七点。", "The dentist moved my check-up to the 14th at 9am.",
+    "阳台的绿萝该换盆了。", "Backed up the photos from my phone to the external drive.",
+    "电费这个月比上个月高了不少。", "Ordered a standing desk; delivery in two weeks.",
+    "健身房的年卡下个月到期。", "The wifi password for the cabin is on the fridge.",
+]
+
+
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory: pytest.TempPathFactory):
+    with Memory(tmp_path_factory.mktemp("names") / "n.db") as mem:
+        ids = mem.add([text for _, text in NOTES] + FILLER)
+        yield mem, dict(zip([key for key, _ in NOTES], ids))
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("How much money did Lao Wang borrow from me?", "debt"),
+    ("What is Liu Yang allergic to?", "allergy"),
+    ("When is Chen Jing's birthday?", "birthday"),
+    ("what car does zhao lei drive", "car"),  # typed in lowercase
+    ("王军的航班几点起飞？", "flight"),
+    ("李晓燕借给我什么了？", "camera"),
+    ("老周欠我多少钱？", "owes"),
+    ("陈浩的太太什么时候生？", "twins"),
+])
+def test_a_question_finds_the_person_named_in_the_other_script(notes, question: str, answer: str) -> None:
+    """Only the name tells the answer from its distractor; without the name keys the distractor
+    or another note ranked first on each of these."""
+    mem, ids = notes
+    result = mem.search(question, k=3, explain=True)
+    assert result.hits[0].id == ids[answer]
+    assert "symbolic" in result.hits[0].channels  # the name is evidence of its own
+
+
+def test_a_person_tag_is_found_by_the_name_in_the_other_script(tmp_path: Path) -> None:
+    """A turn tagged with its speaker 张伟明 does not name him in its text."""
+    with Memory(tmp_path / "t.db") as mem:
+        tagged, *_ = mem.add([{"text": "我下周三要去医院复查，会议改到周四。", "persons": ["张伟明"]},
+                              "李强下周三要去北京出差，会议取消。", *FILLER])
+        result = mem.search("What did Zhang Weiming say about the meeting?", k=1)
+        assert result.hits[0].id == tagged
+
+
+def test_both_backends_find_names_across_scripts_alike(store_target: str) -> None:
+    with Memory(store_target) as mem:
+        ids = dict(zip([key for key, _ in NOTES], mem.add([text for _, text in NOTES] + FILLER)))
+        assert mem.search("How much money did Lao Wang borrow from me?", k=1).hits[0].id == ids["debt"]
+        assert mem.search("老周欠我多少钱？", k=1).hits[0].id == ids["owes"]
+
+
+@pytest.mark.parametrize("make", [_repeat("Wang Fang "), _repeat("wangfangzhangweiming"), _repeat("王芳张伟老王"),
+                                  _repeat("zhang wei ming li ")], ids=["names", "one-word", "zh", "syllables"])
+def test_names_are_read_in_linear_time(make: Callable[[int], str]) -> None:
+    assert _growth(query_names, make, 4000, repeats=3) < MAX_GROWTH
