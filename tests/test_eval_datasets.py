@@ -108,6 +108,22 @@ def test_the_current_state_dev_set_runs_with_its_times(tmp_path: Path) -> None:
     assert all(doc.timestamp for doc in ds.corpus.values())
 
 
+def test_the_names_dev_set_is_written_by_its_script(tmp_path: Path) -> None:
+    """The names-across-scripts development set (benchmarks/data/names) loads, and its writer
+    reproduces it byte for byte; every split judges questions of its own direction."""
+    import subprocess
+    import sys
+
+    shipped = Path(__file__).parent.parent / "benchmarks" / "data" / "names"
+    subprocess.run([sys.executable, str(shipped.parent.parent / "names_devset.py"), str(tmp_path)], check=True,
+                   capture_output=True)
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/en2zh.tsv", "qrels/zh2en.tsv", "qrels/same.tsv",
+                 "qrels/test.tsv"):
+        assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
+    sizes = {split: len(load_beir(shipped, split).query_ids) for split in ("en2zh", "zh2en", "same", "test")}
+    assert sizes == {"en2zh": 15, "zh2en": 15, "same": 8, "test": 38}
+
+
 def test_load_beir_missing_files(tmp_path: Path) -> None:
     root = _beir_copy(tmp_path)
     (root / "qrels" / "test.tsv").unlink()

@@ -44,7 +44,8 @@ def test_shipped_presets_load():
     assert PRESET_NAMES[0] == "default"
     assert {"default", "semantic", "lexical", "symbolic"} <= set(PRESET_NAMES)
     default = load_preset("default")
-    assert set(default.channels) == {"semantic", "lexical", "symbolic", "temporal", "dated", "translated", "feedback"}
+    assert set(default.channels) == {"semantic", "lexical", "symbolic", "names", "temporal", "dated", "translated",
+                                     "feedback"}
     assert default.fusion == "weighted"
     assert set(load_preset("lexical").channels) == {"lexical"}
     assert default.planner == "rules" and load_preset("unplanned").planner == "none"

@@ -11,7 +11,8 @@ import pytest
 
 from engramdb import Memory
 from engramdb.text.bilingual import translate_query
-from engramdb.text.romanize import chinese_names, latin_names, name_key, name_keys, query_names, romanize
+from engramdb.text.romanize import (chinese_names, latin_names, name_key, name_keys, person_keys, query_keys,
+                                    query_names, romanize)
 from engramdb.writer import entry_terms
 from engramdb.model import Entry
 
@@ -66,18 +67,20 @@ def test_names_spelt_in_latin_letters(text: str, keys: set[str]) -> None:
     assert keys <= found if keys else not found
 
 
-def test_an_entry_is_indexed_by_the_keys_of_its_names_whatever_the_script() -> None:
-    assert name_keys("和王芳吃了牛肉面") == ["wangfang"]
-    assert set(name_keys("Fang Wang from accounting approved it")) == {"fangwang", "wangfang"}
+def test_an_entry_is_indexed_by_the_keys_of_its_names_marked_with_their_script() -> None:
+    assert name_keys("和王芳吃了牛肉面") == ["han:wangfang"]
+    assert set(name_keys("Fang Wang from accounting approved it")) == {"pinyin:fangwang", "pinyin:wangfang"}
     # a lowercase run of syllables in a text is too often words to be a name
     assert name_keys("a long song for the fans") == []
-    terms = entry_terms(Entry(text="和王芳吃了牛肉面", persons=["张伟"]))
-    assert "wangfang" in terms.body and "zhangwei" in terms.tags and "wangfang" not in terms.tags
+    terms = entry_terms(Entry(text="和王芳吃了牛肉面", persons=["张伟", "Li Na"]))
+    assert "han:wangfang" in terms.body and {"han:zhangwei", "pinyin:lina"} <= set(terms.tags)
 
 
-def test_a_question_names_each_person_once_with_every_key_they_may_have() -> None:
-    assert query_names("王芳的生日是哪天") == [("wangfang",)]
-    assert ("wangfang", "fangwang") in query_names("what did wang fang say")
+def test_a_question_looks_each_person_up_in_the_other_script() -> None:
+    assert query_names("王芳的生日是哪天") == [("pinyin:wangfang",)]
+    assert query_names("what did wang fang say") == [("han:wangfang", "han:fangwang")]
+    assert query_keys("Wang Fang 和 李娜") == ["lina", "wangfang", "fangwang"]
+    assert person_keys("王芳") == person_keys("Wang Fang") == ["wangfang"] and person_keys("Tom") == []
 
 
 def test_the_dictionary_does_not_translate_a_name_as_words() -> None:
@@ -145,16 +148,29 @@ def test_a_question_finds_the_person_named_in_the_other_script(notes, question: 
     mem, ids = notes
     result = mem.search(question, k=3, explain=True)
     assert result.hits[0].id == ids[answer]
-    assert "symbolic" in result.hits[0].channels  # the name is evidence of its own
+    assert "names" in result.hits[0].channels  # the name is evidence of its own
+    (recall,) = [stage for stage in result.trace["stages"] if stage["stage"] == "recall"]
+    assert recall["channels"]["names"]["keys"]  # and the trace says what it looked up
+
+
+def test_presets_without_the_names_channel_do_not_look_names_up(notes) -> None:
+    mem, ids = notes
+    result = mem.search("What is Liu Yang allergic to?", k=3, preset="molore", explain=True)
+    (recall,) = [stage for stage in result.trace["stages"] if stage["stage"] == "recall"]
+    assert "names" not in recall["channels"] and all("names" not in hit.channels for hit in result.hits)
 
 
 def test_a_person_tag_is_found_by_the_name_in_the_other_script(tmp_path: Path) -> None:
-    """A turn tagged with its speaker 张伟明 does not name him in its text."""
+    """A turn tagged with its speaker 张伟明 does not name him in its text: the gazetteer knows
+    the tag's name by its key, so the symbolic channel finds the turn from "Zhang Weiming", and
+    the tag's key is indexed with the tags, so the names channel does too."""
     with Memory(tmp_path / "t.db") as mem:
         tagged, *_ = mem.add([{"text": "我下周三要去医院复查，会议改到周四。", "persons": ["张伟明"]},
                               "李强下周三要去北京出差，会议取消。", *FILLER])
-        result = mem.search("What did Zhang Weiming say about the meeting?", k=1)
-        assert result.hits[0].id == tagged
+        result = mem.search("What did Zhang Weiming say about the meeting?", k=1, explain=True)
+        assert result.hits[0].id == tagged and {"symbolic", "names"} <= result.hits[0].channels.keys()
+        assert mem.store.match_names(None, "张伟明说了什么") == [("person", "张伟明")]
+        assert mem.store.match_names(None, "what did zhang weiming say") == [("person", "张伟明")]
 
 
 def test_both_backends_find_names_across_scripts_alike(store_target: str) -> None:
@@ -168,3 +184,24 @@ def test_both_backends_find_names_across_scripts_alike(store_target: str) -> Non
                                   _repeat("zhang wei ming li ")], ids=["names", "one-word", "zh", "syllables"])
 def test_names_are_read_in_linear_time(make: Callable[[int], str]) -> None:
     assert _growth(query_names, make, 4000, repeats=3) < MAX_GROWTH
+
+
+def test_a_names_key_adds_nothing_to_the_length_bm25_normalises_by() -> None:
+    """A name's key stands for words the entry already counts: indexing it must not move the
+    BM25 score of a question that does not look it up (channels.row_length)."""
+    from collections import Counter
+
+    from engramdb.store.channels import row_length, term_frequencies
+
+    plain = term_frequencies(["王芳", "推荐", "书店"], ["张伟"])
+    keyed = term_frequencies(["王芳", "推荐", "书店", "han:wangfang"], ["张伟", "han:zhangwei"])
+    assert row_length(keyed) == row_length(plain) == 3.6 and row_length(Counter()) == 0.0
+
+
+def test_both_backends_score_a_question_without_names_alike_with_or_without_keys(store_target: str) -> None:
+    """Two entries of as many words, one naming 王芳 (so also indexed by her key) and one a friend
+    (朋友), give a question that names nobody the same BM25 score."""
+    with Memory(store_target) as mem:
+        named, plain = mem.add(["王芳推荐了一家书店，就在鼓楼附近。", "朋友推荐了一家书店，就在鼓楼附近。"])
+        rows = {r.id: r for r in mem.search("推荐的书店在哪里", k=2, preset="lexical").hits}
+        assert rows[named].channels["lexical"].score == pytest.approx(rows[plain].channels["lexical"].score)

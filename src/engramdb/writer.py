@@ -19,6 +19,7 @@ from .embed import Embedder
 from .errors import InputError, WriteConflictError
 from .model import Entry, stable_id
 from .store.base import EntryTerms, Filters, Store
+from .text.romanize import name_keys, tag_keys
 from .text.tokenize import analyze
 
 
@@ -29,9 +30,14 @@ _MERGE_ATTEMPTS = 5
 
 def entry_terms(entry: Entry) -> EntryTerms:
     """The analysed terms an entry is indexed by: its text, and its keywords, persons,
-    entities and topic as tag terms."""
+    entities and topic as tag terms; the Chinese names of its text and tags also by their keys."""
     tag_text = " ".join(entry.keywords + entry.persons + entry.entities + ([entry.topic] if entry.topic else []))
-    return EntryTerms(body=tuple(analyze(entry.text)), tags=tuple(analyze(tag_text)))
+    # A Chinese person the text names (or a person tag, the speaker of a turn) is also found by
+    # the pinyin key of the name, marked with the script it is written in ("han:wangfang"),
+    # which a question naming them in the other script looks up (text/romanize.py).
+    body = tuple(analyze(entry.text)) + tuple(name_keys(entry.text))
+    tags = tuple(analyze(tag_text)) + tuple(tag_keys([*entry.persons, entry.source.speaker or ""]))
+    return EntryTerms(body=body, tags=tags)
 
 
 class Writer:

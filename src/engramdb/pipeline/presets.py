@@ -26,7 +26,7 @@ from .gates import GateConfig
 from .neighbours import NeighboursConfig, parse_neighbours
 from .recency import RecencyConfig, parse_recency
 
-CHANNELS = ("semantic", "lexical", "symbolic", "temporal", "dated", "substring", "translated", "feedback")
+CHANNELS = ("semantic", "lexical", "symbolic", "names", "temporal", "dated", "substring", "translated", "feedback")
 FUSION_METHODS = ("rrf", "weighted", "union", "max", "route", "learned")
 NORMALIZATIONS = ("zscore", "dbsf", "minmax", "none")
 PLANNERS = ("none", "rules", "llm")

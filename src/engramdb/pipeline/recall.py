@@ -14,6 +14,7 @@ from ..model import Candidate
 from ..plan.model import QueryPlan
 from ..store.base import Store
 from ..text.bilingual import translate_query
+from ..text.romanize import query_names
 from ..text.dialogue import plain, without_roles
 from ..text.patterns import exact_patterns
 from ..text.tokenize import query_terms
@@ -45,8 +46,9 @@ class RecallStage:
         vectors: dict[str, np.ndarray] = {}
         masses: dict[str, float] = {}
         translations: list[str] = []
+        name_keys: list[str] = []
         futures = {name: self.executor.submit(_timed, job)
-                   for name, job in self.jobs(ctx, ctx.plan, vectors, masses, translations).items()}
+                   for name, job in self.jobs(ctx, ctx.plan, vectors, masses, translations, name_keys).items()}
         results: dict[str, Rows] = {}
         raw: dict[str, Rows] = {}
         rec["channels"] = {}
@@ -72,6 +74,9 @@ class RecallStage:
             rec["channels"]["lexical"]["translated"] = len(ctx.translated)
             # what the dictionary made of the query, so a surprising match can be traced to its word
             rec["channels"]["lexical"]["translations"] = translations
+        if name_keys and "names" in rec["channels"]:
+            # the keys the question's names were looked up by ("han:wangfang")
+            rec["channels"]["names"]["keys"] = name_keys
         if "semantic" in rec["channels"]:
             rec["channels"]["semantic"]["queries"] = len(ctx.plan.semantic_queries())
             if (embedded := plain(ctx.plan.query)) != ctx.plan.query:  # what the embedder read
@@ -143,11 +148,13 @@ class RecallStage:
 
     def jobs(self, ctx: SearchContext, plan: QueryPlan, vectors: dict[str, np.ndarray] | None = None,
              masses: dict[str, float] | None = None,
-             translations: list[str] | None = None) -> dict[str, Callable[[], Rows]]:
+             translations: list[str] | None = None,
+             name_keys: list[str] | None = None) -> dict[str, Callable[[], Rows]]:
         """One job per channel the plan gives work to, and one semantic job per query text
         (whose vector is kept in `vectors`, for feedback); with ``[channels.lexical] evidence``
         the lexical job also reads the query's idf mass into `masses` (off the embedding's path),
-        and the translations job puts the dictionary's terms for the query in `translations`."""
+        and the translations job puts the dictionary's terms for the query in `translations`; the
+        pinyin keys of the Chinese people the query names go in `name_keys`."""
         store, embedder = self.store, self.embedder
         namespace, filters = ctx.namespace, ctx.filters
         terms = query_terms(lexical_text(plan))
@@ -156,8 +163,16 @@ class RecallStage:
         kept = vectors if vectors is not None else {}
         evidence = self.channels["lexical"].evidence if "lexical" in self.channels else None
 
+        # With [channels.names]: a Chinese person the query names is also matched in entries that
+        # write the name in the other script, by the name's key (text/romanize.py): BM25 counts
+        # it as it counts a word, and the names channel as evidence of its own.
+        people = query_names(plan.query) if "names" in self.channels else []
+        lexical_terms = terms + [key for keys in people for key in keys]
+        if name_keys is not None:
+            name_keys[:] = [key for keys in people for key in keys]
+
         def lexical(k: int) -> Rows:
-            rows = store.lexical(terms, k, namespace, filters)
+            rows = store.lexical(lexical_terms, k, namespace, filters)
             if evidence and rows and masses is not None:
                 masses["lexical"] = store.idf_mass(terms)
             return rows
@@ -167,6 +182,17 @@ class RecallStage:
             if translations is not None:
                 translations[:] = words
             return translated_search(store, text, k, namespace, filters, scale, terms=words)
+
+        def named(people: list[tuple[str, ...]], k: int) -> Rows:
+            # how many of the people named a row names in the other script, each by any of its
+            # keys; ties by BM25
+            rows = store.lexical([key for keys in people for key in keys], k, namespace, filters)
+            rowids = [rowid for rowid, _ in rows]
+            count = dict.fromkeys(rowids, 0)
+            for keys in people:
+                for rowid, n in store.term_coverage(list(keys), rowids).items():
+                    count[rowid] += n > 0
+            return sorted(((rowid, float(count[rowid])) for rowid in rowids), key=lambda r: -r[1])
 
         def semantic(text: str, k: int) -> Rows:
             # A dialogue context is embedded by its content words, without markup (text.dialogue.plain).
@@ -182,6 +208,8 @@ class RecallStage:
                 jobs[name] = partial(lexical, depth)
             elif name == "symbolic" and names:
                 jobs[name] = partial(store.symbolic, plan.query, terms, depth, namespace, filters, names=names)
+            elif name == "names" and people:
+                jobs[name] = partial(named, people, depth)
             elif name == "temporal" and plan.time_start is not None and plan.time_end is not None:
                 jobs[name] = partial(store.temporal, plan.time_start.timestamp(), plan.time_end.timestamp(), terms,
                                      depth, namespace, filters)

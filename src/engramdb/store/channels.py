@@ -45,8 +45,11 @@ def term_frequencies(body: Sequence[str], tags: Sequence[str]) -> Counter[str]:
 
 
 def row_length(counts: Counter[str]) -> float:
-    """A row's BM25 length: the sum of its weighted term frequencies."""
-    return float(sum(counts.values()))
+    """A row's BM25 length: the sum of its weighted term frequencies, but for alias terms
+    (with a ``:``, which the analyser never leaves in a word: a name's key, ``han:wangfang``),
+    which stand for words the row already counts. So indexing a row's aliases changes no
+    score of a question that does not look them up."""
+    return float(sum(n for term, n in counts.items() if ":" not in term))
 
 
 def average_length(total_length: float, rows: int) -> float:

@@ -13,6 +13,7 @@ import re
 import threading
 from typing import Callable, Hashable, Iterable
 
+from ..text.romanize import person_keys, query_keys
 from ..text.tokenize import normalize
 from .channels import NAME_FIELDS
 
@@ -40,6 +41,9 @@ class Gazetteer:
         # Names mixing CJK with other characters ("产品 xyz", "iphone 15 pro max"): the word and
         # CJK-run n-grams below cannot cut them out of a query, so they are found by substring.
         self._mixed: dict[str | None, list[str]] = {}
+        # Persons by the pinyin key of their name (text/romanize.py): "Wang Fang" in a question
+        # finds the entries tagged 王芳, and 王芳 those tagged "wang fang".
+        self._keys: dict[str | None, dict[str, list[tuple[str, str]]]] = {}
 
     def _sync(self) -> None:
         seq = self._version()
@@ -50,6 +54,7 @@ class Gazetteer:
                 return
             self._names = {}
             self._mixed = {}
+            self._keys = {}
             self._seq = seq
 
     def names(self, namespace: str | None) -> dict[str, list[tuple[str, str]]]:
@@ -63,6 +68,12 @@ class Gazetteer:
             if field in NAME_FIELDS:
                 table.setdefault(value, []).append((field, value))
         self._mixed[namespace] = [name for name in table if _CJK_RUN.search(name) and _MIXED.search(name)]
+        keys: dict[str, list[tuple[str, str]]] = {}
+        for name, pairs in table.items():
+            people = [pair for pair in pairs if pair[0] == "person"]
+            for key in person_keys(name) if people else ():
+                keys.setdefault(key, []).extend(people)
+        self._keys[namespace] = keys
         self._names[namespace] = table
         return table
 
@@ -82,6 +93,11 @@ class Gazetteer:
         for name in self._mixed.get(namespace, ()):
             if name in text:
                 for pair in table[name]:
+                    found[pair] = None
+        keys = self._keys.get(namespace)
+        if keys:
+            for key in query_keys(query):
+                for pair in keys.get(key, ()):
                     found[pair] = None
         for run in _CJK_RUN.findall(text):
             for size in range(2, min(len(run), 8) + 1):

@@ -39,6 +39,7 @@ from importlib import util as importlib_util
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .romanize import chinese_names, latin_names, romanize
 from .tokenize import STOPWORDS_EN, STOPWORDS_ZH, get_jieba, analyze, normalize
 
 __all__ = ["Translation", "BilingualDictionary", "dictionary", "translate_query", "dictionary_path",
@@ -218,20 +219,29 @@ class BilingualDictionary:
         tried as dictionary phrases before the single words. The budget is spent round-robin:
         every source term's best translation first, then every second best, and so on, so a
         long dialogue context gets about one translation per term and a short question all of
-        them (BM25 over a hundred weak terms would cost more than it finds).
+        them (BM25 over a hundred weak terms would cost more than it finds). Personal names are
+        not looked up but spelt in the other script (`engramdb.text.romanize`), and come first.
         """
         groups: dict[str, tuple[tuple[str, float], ...]] = {}
         normalized = normalize(text)
+        # Names first, so no budget cuts them: a Chinese name as the words an English text
+        # spells it with (text/romanize.py); the dictionary would read its characters as words
+        # ("king", "fragrant"), and a name in pinyin ("Lao Wang") as words too (老挝, Laos).
+        names = chinese_names(text)  # in order: a set's order would vary the budget by process
+        for name in names:  # a word as well (李子 "plum") keeps its translations below
+            spelt = dict.fromkeys(t for form in romanize(name) for t in analyze(form))
+            groups[f"{name} (name)"] = tuple((term, 1.0) for term in spelt)
+        spelt_names = {word for _, words, capitalised in latin_names(text) if capitalised for word in words}
         for run in _CJK_RUN.findall(normalized):
             for word in get_jieba().lcut(run):
-                if word in STOPWORDS_ZH:
+                if word in STOPWORDS_ZH or (word in names and word not in self.zh_en):
                     continue
                 parts = [word] if word in self.zh_en else [p for p in get_jieba().lcut_for_search(word)
                                                             if p != word and p not in STOPWORDS_ZH]
                 for part in parts:
                     if part in self.zh_en:
                         groups.setdefault(part, self.zh_en[part])
-        stems = [t for t in analyze(_CJK_RUN.sub(" . ", normalized)) if not _CJK.search(t)]
+        stems = [t for t in analyze(_CJK_RUN.sub(" . ", normalized)) if not _CJK.search(t) and t not in spelt_names]
         for size in range(min(self.max_phrase, 3), 1, -1):
             for i in range(len(stems) - size + 1):
                 window = stems[i:i + size]

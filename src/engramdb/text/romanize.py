@@ -5,17 +5,18 @@ recommend?" in English, or keeps "Wang Fang's birthday is 3 May" and asks 王芳
 BM25 shares no term across the scripts, CC-CEDICT translates words, not names (王芳's
 characters become "king" and "fragrant"), and e5-small rarely ties the two. So:
 
-* an entry in Chinese is also indexed by the **name key** of each Chinese name it holds: the
-  name's toneless pinyin run together, surname first (王芳 -> ``wangfang``, 张伟明 ->
-  ``zhangweiming``; :func:`name_keys`). One key per name, not its syllables: "song", "long"
-  and "fan" are English words as well as syllables, and only a question that names the
-  person produces the key;
-* an English question is read for **Latin names**: two or three neighbouring words that spell
-  a surname and a given name in pinyin, in either order ("Wang Fang", "Fang Wang", "Zhang
-  Weiming", "Zhang Wei Ming"; "Lao Wang" for 老王; :func:`latin_name_keys`), whose keys find
-  those entries;
-* a Chinese question's names become their pinyin (:func:`romanize`: "wang fang", "zhang
-  weiming"), the words an English entry writes them with.
+* an entry is also indexed by the **key** of each Chinese name it holds: the name's toneless
+  pinyin run together, surname first (王芳 -> ``wangfang``, 张伟明 -> ``zhangweiming``;
+  :func:`name_key`), marked with the script it is written in (``han:wangfang`` for 王芳,
+  ``pinyin:wangfang`` for "Wang Fang" written with capitals; :func:`name_keys`). One key per
+  name, not its syllables: "song", "long" and "fan" are English words as well as syllables;
+* a question is read for the names it holds: Chinese names, and two or three neighbouring
+  words that spell a surname and a given name in pinyin, in either order ("Wang Fang", "Fang
+  Wang", "Zhang Weiming", "Zhang Wei Ming"; "Lao Wang" for 老王; :func:`latin_names`), and looks
+  each up by the key of the *other* script (:func:`query_names`): the name's own words already
+  find an entry that writes it as the question does;
+* a Chinese question's names become their pinyin for the dictionary channel (:func:`romanize`:
+  "wang fang", "zhang weiming"), the words an English entry writes them with.
 
 What counts as a Chinese name: a token jieba segments (its HMM finds names its dictionary
 lacks) of two to four characters that starts with a common Chinese surname and is either
@@ -24,7 +25,7 @@ unknown to jieba's dictionary or tagged there as a person's name (``nr``) and no
 its given name (欧阳 | 娜娜) is joined back; 老王 and 小林 (a surname after "old" or
 "little", as friends name each other) are names too. A surname is read as a surname (单 shan, 曾 zeng);
 the given name as pypinyin reads it, ü as u (吕 lu). A false name costs little: its key only
-matches a question that spells that very name.
+matches a question that spells that very name in the other script.
 
 ``pypinyin`` (MIT) ships its reading tables in its wheel, so nothing is downloaded.
 """
@@ -38,8 +39,8 @@ from typing import Iterable
 
 from .tokenize import STOPWORDS_EN, get_jieba
 
-__all__ = ["SURNAMES", "chinese_names", "is_name", "latin_name_keys", "latin_names", "name_key", "name_keys",
-           "query_names", "romanize"]
+__all__ = ["HAN", "PINYIN", "SURNAMES", "chinese_names", "is_name", "latin_name_keys", "latin_names", "name_key",
+           "name_keys", "person_keys", "query_keys", "query_names", "romanize", "tag_keys"]
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
@@ -220,40 +221,63 @@ def chinese_names(text: str) -> list[str]:
     return list(found)
 
 
-def name_keys(text: str, persons: Iterable[str] = ()) -> list[str]:
-    """The keys an entry is found by: those of the Chinese names in `text`, of the names it
-    spells in Latin letters with capitals ("Fang Wang from accounting"; a lowercase run of
-    syllables is too often words), and of its person tags `persons` (王芳, "Wang Fang"),
-    each once, in order."""
-    keys: dict[str, None] = {}
-    for name in chinese_names(text):
-        keys.setdefault(name_key(name) or "", None)
-    for key, _, capitalised in latin_names(text):
-        if capitalised:
-            keys.setdefault(key, None)
-    for person in persons:
-        person = person.strip()
-        if _CJK_RUN.fullmatch(person or "-"):
-            keys.setdefault(name_key(person) or "", None)
-        elif (joined := person.replace(" ", "").lower()) in latin_name_keys(person):
-            keys.setdefault(joined, None)
-    keys.pop("", None)
+#: Index terms of a name written in characters (``han:wangfang``) and in pinyin
+#: (``pinyin:wangfang``): a question looks up only the other script's, since the name's own
+#: words already match an entry that writes it as the question does.
+HAN, PINYIN = "han:", "pinyin:"
+
+
+def name_keys(text: str) -> list[str]:
+    """The index terms of the Chinese names `text` holds: ``han:`` + the key of each name in
+    characters, ``pinyin:`` + the key of each it spells in Latin letters with capitals ("Fang
+    Wang from accounting"; a lowercase run of syllables is too often words); each once."""
+    keys = dict.fromkeys(HAN + k for k in (name_key(n) for n in chinese_names(text)) if k)
+    keys.update(dict.fromkeys(PINYIN + key for key, _, _ in latin_names(text, capitalised_only=True)))
     return list(keys)
 
 
+def tag_keys(persons: Iterable[str]) -> list[str]:
+    """The index terms of an entry's person tags (a conversation turn's speaker): as
+    :func:`name_keys`, marked with the script each tag is written in."""
+    keys: dict[str, None] = {}
+    for person in persons:
+        mark = HAN if _CJK_RUN.search(person) else PINYIN
+        keys.update(dict.fromkeys(mark + key for key in person_keys(person)))
+    return list(keys)
+
+
+def person_keys(name: str) -> list[str]:
+    """The keys of a person's name as a tag holds it (王芳, "Wang Fang", "fang wang"), unmarked."""
+    name = name.strip()
+    if _CJK_RUN.fullmatch(name or "-"):
+        key = name_key(name)
+        return [key] if key else []
+    joined = name.replace(" ", "").lower()
+    return [joined] if joined in latin_name_keys(name) else []
+
+
 def query_names(text: str) -> list[tuple[str, ...]]:
-    """The names a question names, in Chinese or in Latin letters, capitals or not ("what car
-    does zhao lei drive"), each as the keys it may be indexed by ("Wang Fang": ``wangfang``
-    or, in Western order, ``fangwang``)."""
+    """The Chinese people a question names, each as the index terms that name them in the
+    *other* script: 王芳 -> (``pinyin:wangfang``,); "Wang Fang", capitals or not ("what car
+    does zhao lei drive") -> (``han:wangfang``, ``han:fangwang``), either order being a
+    surname first."""
     names: dict[tuple[str, ...], None] = {}
     for name in chinese_names(text):
         if key := name_key(name):
-            names[(key,)] = None
+            names[(PINYIN + key,)] = None
     spans: dict[tuple[str, ...], list[str]] = {}
     for key, words, _ in latin_names(text):
-        spans.setdefault(words, []).append(key)
+        spans.setdefault(words, []).append(HAN + key)
     names.update(dict.fromkeys(tuple(keys) for keys in spans.values()))
     return list(names)
+
+
+def query_keys(text: str) -> list[str]:
+    """The unmarked keys of every Chinese person a question names, in either script (for names
+    the store knows from tags: `store.gazetteer`)."""
+    keys = dict.fromkeys(k for k in (name_key(n) for n in chinese_names(text)) if k)
+    keys.update(dict.fromkeys(latin_name_keys(text)))
+    return list(keys)
 
 
 def _syllables(word: str, most: int = 3) -> bool:
@@ -270,32 +294,38 @@ def _latin_surnames() -> frozenset[str]:
     return frozenset(r[0] for r in (_readings(s + "一") for s in SURNAMES) if r)
 
 
-def latin_names(text: str) -> list[tuple[str, tuple[str, ...], bool]]:
+def latin_names(text: str, capitalised_only: bool = False) -> list[tuple[str, tuple[str, ...], bool]]:
     """(key, words, capitalised) of each Chinese name `text` spells in Latin letters: two or
     three neighbouring words, a surname's pinyin first or last and the rest one or two
     syllables ("Wang Fang", "Weiming Zhang", "zhang wei ming", "Lao Wang"); `capitalised`
-    when every word of it starts with a capital, as a name written with care does."""
+    when every word of it starts with a capital, as a name written with care does (with
+    `capitalised_only`, the only ones read)."""
     matches = list(_LATIN_WORD.finditer(text))
     words = [m.group(0).lower() for m in matches]
     capital = [m.group(0)[0].isupper() for m in matches]
     surnames = _latin_surnames()
+    surname = [w in surnames for w in words]
     found: dict[str, tuple[str, tuple[str, ...], bool]] = {}
     named: set[int] = set()  # the words of a three-word name ("Zhang Wei Ming"): not two names too
     for size in (3, 2):
         for start in range(len(words) - size + 1):
-            if size == 2 and {start, start + 1} <= named:
+            end = start + size - 1
+            prefixed = size == 2 and words[start] in ("lao", "xiao")
+            if not (surname[start] or surname[end] or prefixed) or (size == 2 and {start, end} <= named):
                 continue
-            span, caps = words[start:start + size], all(capital[start:start + size])
+            caps = all(capital[start:end + 1])
+            if capitalised_only and not caps:
+                continue
+            span = words[start:end + 1]
             keys = []
-            if size == 2 and span[0] in ("lao", "xiao") and span[1] in surnames:
+            if prefixed and surname[end]:
                 keys.append(span[0] + span[1])
             for family, given in ((span[0], span[1:]), (span[-1], span[:-1])):
-                joined = "".join(given)
                 # A given name is one or two characters; a surname that is also an English
                 # function word ("he", "you") is one only when capitalised ("He Ping").
-                if (family in surnames and all(len(w) > 1 for w in given) and _syllables(joined, 2)
+                if (family in surnames and all(len(w) > 1 for w in given) and _syllables("".join(given), 2)
                         and (caps or family not in STOPWORDS_EN)):
-                    keys.append(family + joined)
+                    keys.append(family + "".join(given))
             for key in keys:
                 if key not in found or caps and not found[key][2]:
                     found[key] = (key, tuple(span), caps)
