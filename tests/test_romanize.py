@@ -51,8 +51,28 @@ def test_chinese_names_in_a_text(text: str, names: list[str]) -> None:
     assert chinese_names(text) == names
 
 
-def test_a_name_jieba_glued_to_the_next_word_is_found_too() -> None:
-    assert "孙丽华" in chinese_names("孙丽华换手机号了")
+@pytest.mark.parametrize(("text", "name"), [
+    ("孙丽华换手机号了", "孙丽华"), ("王芳教我做饭", "王芳"), ("孙丽开了一家店", "孙丽"), ("陈静带孩子去公园", "陈静"),
+])
+def test_a_name_jieba_glued_to_the_next_word_is_found_too(text: str, name: str) -> None:
+    assert name in chinese_names(text)
+
+
+@pytest.mark.parametrize(("text", "name"), [("诸葛明组织羽毛球", "诸葛明"), ("欧阳峰是谁？", "欧阳峰"), ("司马光砸缸", "司马光")])
+def test_a_compound_surname_takes_whatever_given_name_follows(text: str, name: str) -> None:
+    assert name in chinese_names(text)
+
+
+@pytest.mark.parametrize("spelt", ["Lü Ming", "Lyu Ming", "Lv Ming", "Lǚ Míng", "Lu Ming"])
+def test_u_umlaut_and_tone_marks_are_read_as_english_text_writes_them(spelt: str) -> None:
+    assert [key for key, _, _ in latin_names(spelt)] == ["luming"] and name_key("吕明") == "luming"
+    assert {key for key, _, _ in latin_names("Wáng Fāng")} == {"wangfang", "fangwang"}
+
+
+def test_a_name_does_not_run_on_over_punctuation() -> None:
+    keys = {key for key, _, _ in latin_names("Wang Fang, Li Na and Chen Jing")}
+    assert {"wangfang", "lina", "chenjing"} <= keys and not any(k.startswith("wangfangli") for k in keys)
+    assert [key for key, _, caps in latin_names("Zhang Wei-ming") if caps] == ["zhangweiming"]
 
 
 @pytest.mark.parametrize(("text", "keys"), [
@@ -76,9 +96,12 @@ def test_an_entry_is_indexed_by_the_keys_of_its_names_marked_with_their_script()
     assert "han:wangfang" in terms.body and {"han:zhangwei", "pinyin:lina"} <= set(terms.tags)
 
 
-def test_a_question_looks_each_person_up_in_the_other_script() -> None:
-    assert query_names("王芳的生日是哪天") == [("pinyin:wangfang",)]
-    assert query_names("what did wang fang say") == [("han:wangfang", "han:fangwang")]
+def test_a_question_looks_each_person_up_in_either_script() -> None:
+    """Every key names the person for the names channel; BM25 looks up a name given in pinyin
+    by its key in characters (a Chinese name reaches English entries through the dictionary)."""
+    assert query_names("王芳的生日是哪天") == [(("han:wangfang", "pinyin:wangfang"), ())]
+    assert query_names("what did wang fang say") == [
+        (("han:wangfang", "han:fangwang", "pinyin:wangfang", "pinyin:fangwang"), ("han:wangfang", "han:fangwang"))]
     assert query_keys("Wang Fang 和 李娜") == ["lina", "wangfang", "fangwang"]
     assert person_keys("王芳") == person_keys("Wang Fang") == ["wangfang"] and person_keys("Tom") == []
 
@@ -151,6 +174,54 @@ def test_a_question_finds_the_person_named_in_the_other_script(notes, question: 
     assert "names" in result.hits[0].channels  # the name is evidence of its own
     (recall,) = [stage for stage in result.trace["stages"] if stage["stage"] == "recall"]
     assert recall["channels"]["names"]["keys"]  # and the trace says what it looked up
+
+
+#: The same people in notes of both scripts, on different subjects, and other people on the same
+#: subjects (from an outside-in round, 2026-12-07).
+SAME_PERSON = [
+    '王芳在招商银行做客户经理，已经干了六年。',
+    "Wang Fang's birthday is October 8; she likes dark chocolate.",
+    '王芳的儿子叫乐乐，今年上小学二年级。',
+    'Fang Wang is planning a trip to Iceland in February to see the northern lights.',
+    '王芳不吃香菜，也不能吃辣。',
+    'Wang Fang drives a grey Volkswagen Tiguan.',
+    'Zhang Weiming works as a product manager at Tencent.',
+    '张伟明的生日是五月二十日，他喜欢喝单一麦芽威士忌。',
+    'Weiming Zhang has twin daughters, both in kindergarten.',
+    '张伟明打算七月去新疆自驾游。',
+    'Zhang Weiming has been vegetarian since last year.',
+    '张伟明有高血压，医生让他少吃盐。',
+    '欧阳娜娜在上海交响乐团拉大提琴。',
+    "Ouyang Nana's birthday is June 15.",
+    '欧阳娜娜养了两只布偶猫。',
+    'Nana Ouyang is going to Vienna in March for a music festival.',
+    '老王是我们楼的楼长，停车位的事情找他。',
+    "Lao Wang's grandson is starting university in Wuhan this fall.",
+    '老王每天早上在小区门口打太极拳。',
+    'Lao Wang lent us his ladder to fix the balcony light.',
+    "Xiao Lin is our front-end developer; she's fixing the login bug this sprint.",
+    '小林的生日是十二月二十四号，平安夜。',
+    'Xiao Lin is going to Chiang Mai for the Songkran festival in April.',
+    '小林最近在学潜水，考了OW证。',
+    'Li Hua works at ICBC as a loan officer.',
+    '陈晨的生日是九月三号，她喜欢巧克力。',
+    "Tom's son Leo is in second grade this year.",
+    '刘思思计划明年二月去冰岛看极光。',
+    "Peter doesn't eat cilantro or anything spicy.",
+    '我老公开一辆白色的丰田凯美瑞。',
+    '李明在腾讯做产品经理。',
+]
+
+
+def test_a_person_named_in_both_scripts_is_found_by_the_subject_asked_about(tmp_path: Path) -> None:
+    """Notes about 王芳, 张伟明 and 老王 in both scripts: a name is evidence for every note that
+    names the person, in whichever script, so the subject decides; a name counted only across
+    scripts sent these Chinese questions to English notes about the same person (ranks 4, 4, 3)."""
+    with Memory(tmp_path / "same.db") as mem:
+        ids = mem.add(SAME_PERSON)
+        assert mem.search("张伟明的生日是哪天？", k=1).hits[0].id == ids[7]
+        assert mem.search("王芳是做什么工作的？", k=1).hits[0].id == ids[0]
+        assert mem.search("老王负责什么？", k=1).hits[0].id == ids[16]
 
 
 def test_presets_without_the_names_channel_do_not_look_names_up(notes) -> None:

@@ -163,13 +163,14 @@ class RecallStage:
         kept = vectors if vectors is not None else {}
         evidence = self.channels["lexical"].evidence if "lexical" in self.channels else None
 
-        # With [channels.names]: a Chinese person the query names is also matched in entries that
-        # write the name in the other script, by the name's key (text/romanize.py): BM25 counts
-        # it as it counts a word, and the names channel as evidence of its own.
+        # With [channels.names]: a Chinese person the query names is matched in every entry that
+        # names them, in characters or in pinyin, by the name's key (text/romanize.py): as the
+        # names channel's evidence, and a name in pinyin also as a BM25 term for the entries that
+        # write it in characters (a Chinese name reaches English entries through `translated`).
         people = query_names(plan.query) if "names" in self.channels else []
-        lexical_terms = terms + [key for keys in people for key in keys]
+        lexical_terms = terms + [key for _, lookup in people for key in lookup]
         if name_keys is not None:
-            name_keys[:] = [key for keys in people for key in keys]
+            name_keys[:] = [key for keys, _ in people for key in keys]
 
         def lexical(k: int) -> Rows:
             rows = store.lexical(lexical_terms, k, namespace, filters)
@@ -184,8 +185,7 @@ class RecallStage:
             return translated_search(store, text, k, namespace, filters, scale, terms=words)
 
         def named(people: list[tuple[str, ...]], k: int) -> Rows:
-            # how many of the people named a row names in the other script, each by any of its
-            # keys; ties by BM25
+            # how many of the people named a row names, each by any of its keys; ties by BM25
             rows = store.lexical([key for keys in people for key in keys], k, namespace, filters)
             rowids = [rowid for rowid, _ in rows]
             count = dict.fromkeys(rowids, 0)
@@ -209,7 +209,7 @@ class RecallStage:
             elif name == "symbolic" and names:
                 jobs[name] = partial(store.symbolic, plan.query, terms, depth, namespace, filters, names=names)
             elif name == "names" and people:
-                jobs[name] = partial(named, people, depth)
+                jobs[name] = partial(named, [keys for keys, _ in people], depth)
             elif name == "temporal" and plan.time_start is not None and plan.time_end is not None:
                 jobs[name] = partial(store.temporal, plan.time_start.timestamp(), plan.time_end.timestamp(), terms,
                                      depth, namespace, filters)

@@ -12,9 +12,10 @@ characters become "king" and "fragrant"), and e5-small rarely ties the two. So:
   name, not its syllables: "song", "long" and "fan" are English words as well as syllables;
 * a question is read for the names it holds: Chinese names, and two or three neighbouring
   words that spell a surname and a given name in pinyin, in either order ("Wang Fang", "Fang
-  Wang", "Zhang Weiming", "Zhang Wei Ming"; "Lao Wang" for 老王; :func:`latin_names`), and looks
-  each up by the key of the *other* script (:func:`query_names`): the name's own words already
-  find an entry that writes it as the question does;
+  Wang", "Zhang Weiming", "Zhang Wei Ming"; "Lao Wang" for 老王; Lü, Lyu, Wáng; not across
+  punctuation; :func:`latin_names`), and looks each up by its keys in both scripts, so the
+  name is evidence for every note about the person (:func:`query_names`); a name in pinyin
+  also by its key in characters for BM25, which nothing else gives the entries written so;
 * a Chinese question's names become their pinyin for the dictionary channel (:func:`romanize`:
   "wang fang", "zhang weiming"), the words an English entry writes them with.
 
@@ -22,10 +23,11 @@ What counts as a Chinese name: a token jieba segments (its HMM finds names its d
 lacks) of two to four characters that starts with a common Chinese surname and is either
 unknown to jieba's dictionary or tagged there as a person's name (``nr``) and not a common word
 (jieba tags many ordinary words ``nr``: 古老, 文明, 高峰); a compound surname jieba cuts from
-its given name (欧阳 | 娜娜) is joined back; 老王 and 小林 (a surname after "old" or
-"little", as friends name each other) are names too. A surname is read as a surname (单 shan, 曾 zeng);
-the given name as pypinyin reads it, ü as u (吕 lu). A false name costs little: its key only
-matches a question that spells that very name in the other script.
+its given name (欧阳 | 娜娜) is joined back, and a two-character name jieba glued to a verb
+(王芳教) is read as well; 老王 and 小林 (a surname after "old" or "little", as friends name
+each other) are names too. A surname is read as a surname (单 shan, 曾 zeng); the given name
+as pypinyin reads it, ü as u (吕 lu). A false name costs little: its key only matches a
+question that names that very person.
 
 ``pypinyin`` (MIT) ships its reading tables in its wheel, so nothing is downloaded.
 """
@@ -44,12 +46,29 @@ __all__ = ["HAN", "PINYIN", "SURNAMES", "chinese_names", "is_name", "latin_name_
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
+_BREAK = re.compile(r"[^\s'’-]")  # anything but spaces, apostrophes and hyphens between two words
+#: ü as English text spells it: Lü, Lv (pinyin input), Lyu (passports) -> lu, as 吕 is read here.
+_U_SPELLINGS = {"lv": "lu", "lyu": "lu", "nv": "nu", "nyu": "nu", "lve": "lue", "nve": "nue"}
+
+
+def _latin(text: str) -> str:
+    """Latin letters without their marks: Wáng Fāng -> Wang Fang, Lǚ -> Lu (ü is read as u)."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 #: Two-character surnames and their readings.
 _COMPOUND = {"欧阳": "ouyang", "司马": "sima", "诸葛": "zhuge", "上官": "shangguan", "司徒": "situ",
              "东方": "dongfang", "皇甫": "huangfu", "尉迟": "yuchi", "公孙": "gongsun", "慕容": "murong",
              "令狐": "linghu", "长孙": "zhangsun", "宇文": "yuwen", "夏侯": "xiahou", "端木": "duanmu",
              "万俟": "moqi", "独孤": "dugu", "南宫": "nangong", "西门": "ximen", "轩辕": "xuanyuan"}
+
+#: Compound surnames that are no everyday word: whatever one or two characters follow are the
+#: given name (诸葛 | 明, 欧阳 | 峰), where 东方 ("east") or 西门 ("west gate") need a name-like one.
+_RARE_WORD_COMPOUND = frozenset(("欧阳", "诸葛", "司徒", "皇甫", "尉迟", "慕容", "令狐", "宇文", "夏侯", "端木", "万俟",
+                                 "独孤", "轩辕"))
 
 #: Common one-character surnames (together the great majority of Chinese people). Characters
 #: that are mostly function words (和, 于, 时, 向, 应, 全, 常, 成) are left out: a token such as
@@ -81,6 +100,11 @@ SURNAMES = _SINGLE | frozenset(_COMPOUND)
 _NAME_WORD_FREQUENCY = 500
 #: Last characters that end a phrase, not a name (曾任教于, 万人, 李氏们).
 _NOT_NAME_END = frozenset("于以人们等说的了着过和与及")
+
+#: One-character verbs and particles jieba's HMM glues onto a two-character name (王芳教我,
+#: 孙丽开了, 陈静带): such a token is read as the name too (the three characters stay a
+#: candidate, 王芳开 as well as 王芳: a real three-character name ending so is rare).
+_GLUED = frozenset("开教带修说去来给让把被在是跟找送帮请叫买吃喝看做写问要想会能都也就还又已才刚")
 
 #: The syllables of Hanyu Pinyin, toneless, ü written u.
 _SYLLABLES = frozenset((
@@ -142,7 +166,7 @@ def is_name(token: str) -> bool:
     if token[-1] in _NOT_NAME_END or (token[0] == "曾" and len(token) == 2):  # 曾任, 曾经: "once"
         return False
     frequency = get_jieba().dt.FREQ.get(token, 0)
-    if not frequency:
+    if not frequency or (token[:2] in _RARE_WORD_COMPOUND and len(token) > 2):
         return True
     tag = _word_tags().get(token, "")
     return tag.startswith("nr") and (len(token) >= 3 or frequency < _NAME_WORD_FREQUENCY)
@@ -210,10 +234,14 @@ def chinese_names(text: str) -> list[str]:
         tokens = jieba.lcut(run)
         for i, token in enumerate(tokens):
             following = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if (token in _COMPOUND or token in _SINGLE) and 1 <= len(following) <= 2 and _given_name(following):
-                token = token + following  # 欧阳 | 娜娜, 梁 | 志强: jieba cut the surname off
+            if (1 <= len(following) <= 2 and _CJK_RUN.fullmatch(following) and following[-1] not in _NOT_NAME_END
+                    and (token in _RARE_WORD_COMPOUND or (token in _COMPOUND or token in _SINGLE)
+                         and _given_name(following))):
+                token = token + following  # 欧阳 | 娜娜, 诸葛 | 明, 梁 | 志强: jieba cut the surname off
             elif len(token) == 4 and token[:2] not in _COMPOUND and is_name(token[:3]):
                 found.setdefault(token[:3], None)  # 孙丽华换: jieba glued the next word on
+            if len(token) >= 3 and token[2] in _GLUED and token[:2] not in _COMPOUND and is_name(token[:2]):
+                found.setdefault(token[:2], None)  # 王芳教, 孙丽开: a two-character name and a verb
             if token not in found and is_name(token):
                 found[token] = None
         for nickname in _nicknames(run):
@@ -222,8 +250,8 @@ def chinese_names(text: str) -> list[str]:
 
 
 #: Index terms of a name written in characters (``han:wangfang``) and in pinyin
-#: (``pinyin:wangfang``): a question looks up only the other script's, since the name's own
-#: words already match an entry that writes it as the question does.
+#: (``pinyin:wangfang``): the names channel looks up both, BM25 only a pinyin name's
+#: ``han:`` key (see :func:`query_names`).
 HAN, PINYIN = "han:", "pinyin:"
 
 
@@ -256,20 +284,24 @@ def person_keys(name: str) -> list[str]:
     return [joined] if joined in latin_name_keys(name) else []
 
 
-def query_names(text: str) -> list[tuple[str, ...]]:
-    """The Chinese people a question names, each as the index terms that name them in the
-    *other* script: 王芳 -> (``pinyin:wangfang``,); "Wang Fang", capitals or not ("what car
-    does zhao lei drive") -> (``han:wangfang``, ``han:fangwang``), either order being a
-    surname first."""
-    names: dict[tuple[str, ...], None] = {}
+def query_names(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The Chinese people a question names, each as (every index term that names them, in
+    either script; the terms BM25 should look up): 王芳 -> ((``han:wangfang``,
+    ``pinyin:wangfang``), ()) — the dictionary channel spells a Chinese name for English
+    entries already; "Wang Fang", capitals or not ("what car does zhao lei drive") ->
+    ((``han:wangfang``, ``han:fangwang``, ``pinyin:…``), (``han:wangfang``, ``han:fangwang``)):
+    either order may be the surname first, and nothing else finds the name in characters."""
+    names: dict[tuple[str, ...], tuple[str, ...]] = {}
     for name in chinese_names(text):
         if key := name_key(name):
-            names[(PINYIN + key,)] = None
+            names[(HAN + key, PINYIN + key)] = ()
     spans: dict[tuple[str, ...], list[str]] = {}
     for key, words, _ in latin_names(text):
-        spans.setdefault(words, []).append(HAN + key)
-    names.update(dict.fromkeys(tuple(keys) for keys in spans.values()))
-    return list(names)
+        spans.setdefault(words, []).append(key)
+    for keys in spans.values():
+        han = tuple(HAN + key for key in keys)
+        names[han + tuple(PINYIN + key for key in keys)] = han
+    return list(names.items())
 
 
 def query_keys(text: str) -> list[str]:
@@ -300,9 +332,16 @@ def latin_names(text: str, capitalised_only: bool = False) -> list[tuple[str, tu
     syllables ("Wang Fang", "Weiming Zhang", "zhang wei ming", "Lao Wang"); `capitalised`
     when every word of it starts with a capital, as a name written with care does (with
     `capitalised_only`, the only ones read)."""
+    text = _latin(text)
     matches = list(_LATIN_WORD.finditer(text))
-    words = [m.group(0).lower() for m in matches]
+    words = [_U_SPELLINGS.get(w, w) for w in (m.group(0).lower() for m in matches)]
     capital = [m.group(0)[0].isupper() for m in matches]
+    for i in range(1, len(matches)):  # Zhang Wei-ming: the part after a hyphen is the word's
+        if text[matches[i - 1].end():matches[i].start()] == "-":
+            capital[i] = capital[i - 1]
+    # a name does not run on over punctuation ("Wang Fang, Li Na and Chen Jing")
+    joined = [i + 1 < len(matches) and not _BREAK.search(text, matches[i].end(), matches[i + 1].start())
+              for i in range(len(matches))]
     surnames = _latin_surnames()
     surname = [w in surnames for w in words]
     found: dict[str, tuple[str, tuple[str, ...], bool]] = {}
@@ -312,6 +351,8 @@ def latin_names(text: str, capitalised_only: bool = False) -> list[tuple[str, tu
             end = start + size - 1
             prefixed = size == 2 and words[start] in ("lao", "xiao")
             if not (surname[start] or surname[end] or prefixed) or (size == 2 and {start, end} <= named):
+                continue
+            if not all(joined[start:end]):
                 continue
             caps = all(capital[start:end + 1])
             if capitalised_only and not caps:
