@@ -276,3 +276,25 @@ def test_both_backends_score_a_question_without_names_alike_with_or_without_keys
         named, plain = mem.add(["王芳推荐了一家书店，就在鼓楼附近。", "朋友推荐了一家书店，就在鼓楼附近。"])
         rows = {r.id: r for r in mem.search("推荐的书店在哪里", k=2, preset="lexical").hits}
         assert rows[named].channels["lexical"].score == pytest.approx(rows[plain].channels["lexical"].score)
+
+
+def test_the_names_channel_is_a_bonus_not_a_view_to_average_over(notes) -> None:
+    """Its weight stays out of the calibrated mean's divisor: counted in, it pulled every
+    candidate's mean down alike and the right note read p ~0.1 (docs/BENCHMARKS.md)."""
+    mem, ids = notes
+    result = mem.search("How much money did Lao Wang borrow from me?", k=3, explain=True)
+    (fuse,) = [stage for stage in result.trace["stages"] if stage["stage"] == "fuse"]
+    assert "names" not in fuse["counted"] and "names" in fuse["weights"]
+    assert result.hits[0].id == ids["debt"] and result.hits[0].score > 0.5 > result.hits[1].score
+
+
+def test_a_question_of_many_names_is_translated_in_linear_time() -> None:
+    """Thousands of distinct Chinese names in one dialogue context: each word's name check is a
+    set probe, not a scan of the names found."""
+    surnames, given = "王李张刘陈杨黄赵周吴", "伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞平刚"
+
+    def many_names(n: int) -> str:
+        names = [s + g1 + g2 for s in surnames for g1 in given for g2 in given]
+        return "，".join(names[i % len(names)] + "说" for i in range(n // 5))[:n]
+
+    assert _growth(translate_query, many_names, 2000, repeats=3) < MAX_GROWTH

@@ -78,6 +78,7 @@ def size_scale(n: int, full_depth: int) -> float:
 
 
 BASE_CHANNELS = ("semantic", "lexical")
+BONUS_CHANNELS = ("names",)  # added to a candidate's sum, not counted in the divisor
 
 
 def weighted(
@@ -127,7 +128,12 @@ def weighted(
     # entry shares a word with "quantum chromodynamics", and that is evidence against every
     # candidate the embedding brought, not a reason to read the best of them as certain.
     # Channels that run only on a cue (a name, a time) count only when they found something.
-    counted = active + [c for c in BASE_CHANNELS if c in channel_results and not channel_results[c]]
+    # A name the question gives (the names channel) is a bonus for the entries naming that
+    # person, not one more view to average over: its weight in the divisor would pull every
+    # candidate's mean down alike, and the calibrated p of the right note with it (names sets:
+    # the top hit read p 0.10 where 0.66-0.90 were relevant; docs/BENCHMARKS.md).
+    counted = [c for c in active if c not in BONUS_CHANNELS]
+    counted += [c for c in BASE_CHANNELS if c in channel_results and not channel_results[c]]
     total = sum(weights.get(channel, 1.0) for channel in counted) or 1.0
     if calibration is not None and full_depth:
         total /= size_scale(max((len(channel_results[c]) for c in active), default=0), full_depth)

@@ -232,9 +232,10 @@ class BilingualDictionary:
             spelt = dict.fromkeys(t for form in romanize(name) for t in analyze(form))
             groups[f"{name} (name)"] = tuple((term, 1.0) for term in spelt)
         spelt_names = {word for _, words, capitalised in latin_names(text) if capitalised for word in words}
+        named = set(names)
         for run in _CJK_RUN.findall(normalized):
             for word in get_jieba().lcut(run):
-                if word in STOPWORDS_ZH or (word in names and word not in self.zh_en):
+                if word in STOPWORDS_ZH or (word in named and word not in self.zh_en):
                     continue
                 parts = [word] if word in self.zh_en else [p for p in get_jieba().lcut_for_search(word)
                                                             if p != word and p not in STOPWORDS_ZH]
