@@ -298,3 +298,58 @@ def test_a_question_of_many_names_is_translated_in_linear_time() -> None:
         return "，".join(names[i % len(names)] + "说" for i in range(n // 5))[:n]
 
     assert _growth(translate_query, many_names, 2000, repeats=3) < MAX_GROWTH
+
+
+def _written_before_names(mem: Memory, texts: list[str]) -> None:
+    """Entries as a version without name keys wrote them: the same upsert, terms without keys."""
+    from engramdb.store.base import EntryTerms
+    from engramdb.text.tokenize import analyze
+
+    ids = mem.add(texts)
+    entries = mem.get(ids)
+    vectors = mem.store.stored_vectors("default", {e.id: e.text for e in entries})
+    import numpy as np
+
+    mem.store.upsert("default", entries, np.stack([vectors[e.id] for e in entries]),
+                     [EntryTerms(body=tuple(analyze(e.text)), tags=()) for e in entries],
+                     replace=[e.id for e in entries], log=False)
+
+
+def test_reindex_gives_entries_written_before_their_name_keys(store_target: str) -> None:
+    """`Memory.reindex` (engram reindex): the index terms written again, on both backends;
+    vectors, history and the entries themselves unchanged."""
+    with Memory(store_target) as mem:
+        _written_before_names(mem, [text for _, text in NOTES] + FILLER)
+        question = "How much money did Lao Wang borrow from me?"
+        before = mem.search(question, k=3, explain=True)
+        assert all("names" not in hit.channels for hit in before.hits)
+        listed = [(e.id, e.text, e.created_at) for e in mem.list(limit=100)]
+        events = {e.id: len(mem.history(e.id)) for e in mem.list(limit=100)}
+        report = mem.reindex()
+        assert report == {"entries": len(listed), "reindexed": len(listed), "skipped": 0, "namespaces": ["default"]}
+        after = mem.search(question, k=3, explain=True)
+        assert after.hits[0].text == NOTES[0][1] and "names" in after.hits[0].channels
+        assert sorted((e.id, e.text, e.created_at) for e in mem.list(limit=100)) == sorted(listed)
+        assert {e.id: len(mem.history(e.id)) for e in mem.list(limit=100)} == events
+        assert mem.reindex()["reindexed"] == len(listed)  # idempotent
+
+
+def test_engram_reindex_reports_what_it_did(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    db = tmp_path / "cli.db"
+    with Memory(db) as mem:
+        _written_before_names(mem, [NOTES[0][1], NOTES[1][1]])
+        mem.add(["Bob keeps his own notes."], namespace="bob")
+    runner = CliRunner()
+    out = runner.invoke(main, ["--db", str(db), "reindex", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output) == {"entries": 2, "reindexed": 2, "skipped": 0, "namespaces": ["default"]}
+    out = runner.invoke(main, ["--db", str(db), "reindex", "--all-namespaces", "-q"])
+    assert out.exit_code == 0 and out.output.startswith("reindexed 3 of 3 entries in 2 namespaces"), out.output
+    missing = runner.invoke(main, ["--db", str(tmp_path / "nowhere.db"), "reindex"])
+    assert missing.exit_code != 0 and "nowhere.db" in missing.output

@@ -537,7 +537,7 @@ def _attach_lifecycle() -> None:
     from .cli_views import register as register_views
     from .server.cli import register as register_server
 
-    register(main, _memory, _print_json)
+    register(main, _memory, _print_json, _progress)
     register_views(main, _memory, _print_json)
     register_server(main, _print_json)
 

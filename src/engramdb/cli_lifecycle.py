@@ -1,4 +1,4 @@
-"""The lifecycle commands of `engram`: update, history, purge-expired (one per `Memory` method).
+"""The lifecycle commands of `engram`: update, history, purge-expired, reindex (one per `Memory` method).
 
 `register` adds them to the main group; it is handed the CLI's store opener and JSON printer
 so this module needs nothing from `engramdb.cli` itself.
@@ -29,7 +29,8 @@ def parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
     return metadata
 
 
-def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[Any], None]) -> None:
+def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[Any], None],
+             progress: Callable[[str, bool], ContextManager[Callable[[int, int], None]]]) -> None:
     @main.command()
     @click.argument("entry_id", metavar="ID")
     @click.option("--text", default=None, help="New text (analysed and embedded again).")
@@ -109,3 +110,21 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
             print_json({"deleted": n})
         else:
             click.echo(f"deleted {n} expired entries")
+
+    @main.command()
+    @click.option("--all-namespaces", is_flag=True, help="Reindex every namespace, not only the current one.")
+    @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+    @click.pass_context
+    def reindex(ctx: click.Context, all_namespaces: bool, as_json: bool, quiet: bool) -> None:
+        """Write every entry's index terms again with this version's text analysis (after an
+        upgrade: e.g. Chinese names found in either script). Nothing is embedded again; fields,
+        history and session order are kept."""
+        with open_memory(ctx, must_exist=True) as mem, progress("reindexing", quiet) as bar:
+            report = mem.reindex(all_namespaces=all_namespaces, progress=bar)
+        if as_json:
+            print_json(report)
+        else:
+            click.echo(f"reindexed {report['reindexed']} of {report['entries']} entries in "
+                       f"{len(report['namespaces'])} namespaces ({report['skipped']} skipped: changed meanwhile "
+                       "or without a vector)")

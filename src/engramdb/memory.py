@@ -311,6 +311,16 @@ class Memory:
         """Delete the entries whose ``expires_at`` has passed (logged as ``DELETE`` events)."""
         return lifecycle.purge_expired(self.store, None if all_namespaces else self._scope(namespace), self._actor(actor))
 
+    def reindex(self, *, namespace: str | None = None, all_namespaces: bool = False,
+                progress: ProgressCallback | None = None) -> dict[str, Any]:
+        """Write every entry's index terms again with the current text analysis (after an
+        upgrade that reads more of a text, such as the keys of Chinese names): vectors, fields,
+        history and session order are kept, nothing is embedded. Returns ``{"entries",
+        "reindexed", "skipped", "namespaces"}`` (`engramdb.reindex`)."""
+        from .reindex import reindex
+
+        return reindex(self.store, None if all_namespaces else self._scope(namespace), progress=progress)
+
     def add_conversation(
         self,
         turns: Iterable[Turn | dict[str, Any] | tuple[str, str]],
