@@ -43,6 +43,9 @@ RESTATEMENTS = [
     # after a bound word the date goes without its preposition
     ("I had finished it before yesterday.", "I had finished it before 7 May 2023.", "2023-05-07"),
     ("Since last month I run daily.", "Since April 2023 I run daily.", "2023-04-01"),
+    # after "of" too (an outside check: "First of next month" read "First of in December 2026")
+    ("First of next month.", "First of June 2023.", "2023-06-01"),
+    ("I fly out on the first of next month.", "I fly out on the first of June 2023.", "2023-06-01"),
     ("我5月之前去过北京。", "我5月之前去过北京。", None),  # a month alone, under a bound: kept
 ]
 

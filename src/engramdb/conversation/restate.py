@@ -215,9 +215,11 @@ def resolve_time(sentence: str, said_at: datetime | None) -> tuple[str, TimeWind
             m = re.search(r"(?:\b(?:on|in|during|at)\s+)?\bthe\s+$|\b(?:on|in|during|at)\s+$", before, re.IGNORECASE)
             if m and phrase.split(" ", 1)[0].lower() in ("on", "in", "between"):
                 before = before[: m.start()]
-            elif re.search(r"\b(?:before|after|since|until|till|by|from)\s+$", before, re.IGNORECASE) \
+            elif re.search(r"\b(?:before|after|since|until|till|by|from|of)\s+$", before, re.IGNORECASE) \
                     and phrase.startswith(("on ", "in ")):
-                phrase = phrase[3:]  # "before 4 July 2023", not "before on 4 July 2023"
+                # "before 4 July 2023", not "before on 4 July 2023"; "the first of December
+                # 2026", not "the first of in December 2026"
+                phrase = phrase[3:]
             if not before.strip() or before.rstrip().endswith((".", "!", "?")):
                 phrase = phrase[0].upper() + phrase[1:]
             if before[-1:].isascii() and before[-1:].isalnum() and phrase[:1].isdigit():
