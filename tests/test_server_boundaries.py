@@ -74,6 +74,7 @@ def test_a_k_out_of_range_is_told_the_limit_that_applies_here(tmp_path: Path) ->
                     assert answer.json()["error"] == {
                         "code": "bad_input", "message": f"k must be an integer from 1 to {most} here, not {k}"}
                 assert http.post("/v1/memories/search", json={"query": "tea", "k": most}).status_code == 200
+                assert http.get("/healthz").json()["max_k"] == most  # what the page offers, not 5,000
             said: list[str] = []
 
             async def script(session) -> None:  # type: ignore[no-untyped-def]
@@ -145,3 +146,16 @@ def test_entries_have_one_shape_over_http_and_in_the_cli(server: Running, tmp_pa
         assert found["hits"] == hits and all("context" not in h for h in hits)
         history = http.get(f"/v1/memories/{fact}/history").json()
         assert history == cli("history", fact) and history[0]["new"]["source"] == {}
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_a_max_k_above_the_librarys_is_refused_at_startup(tmp_path: Path, command: str) -> None:
+    """--max-k 5000 started a server that advertised 5,000 and refused k = 2,000."""
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "k.db"), command, "--max-k", "5000"])
+    assert result.exit_code == 2
+    assert "5000 is not in the range 1<=x<=1000" in result.output
+    assert not (tmp_path / "k.db").exists()

@@ -29,7 +29,7 @@ from ..errors import (
     StoreUnavailableError,
 )
 from ..conversation.ingest import check_turn
-from ..memory import Memory
+from ..memory import MAX_K, Memory
 from ..schema import (
     EntryModel, HistoryEventModel, ImportReportModel, NamespaceModel, PageModel, SearchResultModel, SessionModel,
     StatsModel, TimelineModel, to_wire,
@@ -278,7 +278,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         except EngramError as exc:
             logging.getLogger("uvicorn.error").warning("health check: %s", exc)
             return _error(503, "store_unavailable", "the store cannot be read now; the server's log says why")
-        return {"status": "ok", "version": __version__, "max_k": limits.max_k}
+        # The k a search may really ask for: a --max-k above the library's 1,000 is capped there.
+        return {"status": "ok", "version": __version__, "max_k": min(limits.max_k, MAX_K)}
 
     @app.post("/v1/memories", response_model=AddResponse, tags=["memories"])
     def add(body: AddRequest, ns: str = Depends(need("write"))) -> Any:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import click
 
 from ..errors import EngramError
+from ..memory import MAX_K
 from .addresses import is_loopback
 from .keys import ROLES, KeyStore, keys_path
 
@@ -45,7 +46,7 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
     @click.option("--max-body-bytes", default=10_000_000, show_default=True, type=click.IntRange(1))
     @click.option("--max-batch", default=1_000, show_default=True, type=click.IntRange(1),
                   help="Entries per add request.")
-    @click.option("--max-k", default=100, show_default=True, type=click.IntRange(1),
+    @click.option("--max-k", default=100, show_default=True, type=click.IntRange(1, MAX_K),
                   help="Largest k a search may ask for (the library's 1,000 at most).")
     @click.option("--no-web", is_flag=True, help="Do not serve the web page at / (the API only).")
     @keys_option
@@ -89,7 +90,7 @@ def register(main: click.Group, print_json: Callable[[Any], None]) -> None:
         uvicorn.run(app, host=host, port=port, log_level="info")
 
     @main.command("mcp")
-    @click.option("--max-k", default=100, show_default=True, type=click.IntRange(1),
+    @click.option("--max-k", default=100, show_default=True, type=click.IntRange(1, MAX_K),
                   help="Largest k memory_search may ask for, as `engram serve --max-k` (the library's 1,000 at most).")
     @click.pass_context
     def mcp_cmd(ctx: click.Context, max_k: int) -> None:
