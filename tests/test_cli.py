@@ -193,3 +193,21 @@ def test_add_reads_stdin_where_a_dash_stands(run):
     assert twice.exit_code == 2 and "once" in twice.output
     listed = json.loads(run("list", "--json").output)["results"]
     assert "-" not in [e["text"] for e in listed] and len(listed) == 5
+
+
+def test_stored_text_cannot_drive_the_terminal(run):
+    """An entry's text came to the terminal raw: an OSC sequence set the window title or wrote
+    the clipboard, BEL rang and backspaces overwrote what was printed."""
+    text = "Meeting notes \x1b]0;PWNED\x07 \x1b]52;c;ZWNobyBwd25lZA==\x07 done abc\x08\x08\x08XYZ \x1b[31mred\x9b"
+    added = run("add", text)
+    assert added.exit_code == 0, added.output
+    entry_id = added.output.strip()
+    outputs = {args: run(*args).output for args in (("list",), ("search", "meeting notes", "-k", "1"),
+                                                    ("search", "meeting notes", "-k", "1", "--explain"),
+                                                    ("history", entry_id))}
+    for args, output in outputs.items():
+        assert "Meeting notes" in output, args
+        assert not [c for c in output if ord(c) < 32 and c not in "\n\t" or 0x7f <= ord(c) <= 0x9f], (args, output)
+        assert "PWNED" not in output and "ZWNo" not in output, args
+    shown = run("list", "--json").output  # --json keeps the text, escaped
+    assert [e["text"] for e in json.loads(shown)["results"]] == [text]

@@ -18,6 +18,7 @@ from rich.tree import Tree
 
 from . import __version__
 from .conversation import EXTRACTORS
+from .cli_text import echo, printable
 from .errors import EngramError
 from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
@@ -45,10 +46,10 @@ class EngramGroup(click.Group):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             ctx.exit(0)
         except EngramError as exc:
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             ctx.exit(1)
         except (OSError, json.JSONDecodeError) as exc:
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             ctx.exit(1)
 
 
@@ -155,7 +156,7 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
         _print_json({"ids": ids})
     else:
         for entry_id in ids:
-            click.echo(entry_id)
+            echo(entry_id)
 
 
 @main.command("import")
@@ -181,18 +182,18 @@ def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, 
         total = sum(skipped.values())
         reasons = ", ".join(f"{n} {'without text (tool calls only, or empty)' if why == 'no text' else why}"
                             for why, n in skipped.items())
-        click.echo(
+        echo(
             f"imported {path} ({report['format']}): {report['sessions']} sessions, {report['turns']} turns, "
             f"{report['facts']} facts ({report['written']} written, {report['sessions_unchanged']} sessions "
             f"unchanged, {report['removed']} removed)"
             + (f"; {total} message{'s' if total != 1 else ''} skipped: {reasons}" if total else "")
         )
         for failure in report["failures"]:
-            click.echo(f"warning: extraction failed for {failure.get('session_id')} turns "
+            echo(f"warning: extraction failed for {failure.get('session_id')} turns "
                        f"{failure.get('turns')}: {failure.get('error')} (kept as raw turns)", err=True)
     else:
         files = f"{report['files']} files, " if "files" in report else ""
-        click.echo(
+        echo(
             f"imported {path}: {files}{report['entries']} entries "
             f"({report['written']} written, {report['unchanged']} unchanged, {report['removed']} removed)"
         )
@@ -234,7 +235,7 @@ def migrate_cmd(source: str, destination: str, into_nonempty: bool, as_json: boo
     if as_json:
         _print_json(report)
     else:
-        click.echo(f"migrated {report['source']} -> {report['destination']}: {report['entries']} entries in "
+        echo(f"migrated {report['source']} -> {report['destination']}: {report['entries']} entries in "
                    f"{len(report['namespaces'])} namespaces ({report['written']} written, {report['unchanged']} "
                    f"unchanged, {report['replaced']} replaced), {report['history']} history events "
                    f"({report['history_restored']} restored); counts verified")
@@ -258,7 +259,7 @@ def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, times
     if as_json:
         _print_json(to_wire("turn_report", report))
     elif report["turns"] == 0:
-        click.echo(f"{session_id} already ends with that turn: nothing added")
+        echo(f"{session_id} already ends with that turn: nothing added")
     else:
         facts = report["facts"]
         note = ""
@@ -266,7 +267,7 @@ def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, times
             # Say why, so a Russian or Arabic turn is not a silent mystery: it is stored and
             # searchable (the embedding is multilingual), only not restated as facts.
             note = " (the offline extractor restates English and Chinese; the turn itself is searchable)"
-        click.echo(f"added 1 turn and {facts} fact{'' if facts == 1 else 's'} to {session_id}{note}")
+        echo(f"added 1 turn and {facts} fact{'' if facts == 1 else 's'} to {session_id}{note}")
 
 
 def _unfound(term: str, channels: dict[str, Any]) -> str:
@@ -329,13 +330,18 @@ def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], pre
         _print_json(to_wire("search_result", data))
         return
     if not data["hits"]:
-        click.echo("no results")
+        echo("no results")
     for rank, hit in enumerate(data["hits"], start=1):
-        click.echo(_render_hit(rank, hit))
+        echo(_render_hit(rank, hit))
         for turn in hit.get("context") or []:
-            click.echo(f"      {turn['offset']:+d} {turn['text'][:160]}")  # a turn's text names its speaker
+            echo(f"      {turn['offset']:+d} {turn['text'][:160]}")  # a turn's text names its speaker
     if explain:
         Console(highlight=False).print(_trace_tree(result.trace))  # wraps long leaves instead of cropping
+
+
+def _shown(text: str) -> str:
+    """A trace leaf as rich prints it: no terminal control, no markup (a query's "[bold]")."""
+    return escape(printable(text))
 
 
 def _trace_tree(trace: dict[str, Any]) -> Tree:
@@ -348,19 +354,19 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
         tree.add(f"preset: {trace['preset']} ({' → '.join(trace.get('pipeline', []))})", highlight=False)
     for stage in trace.get("stages", []):
         if "skipped" in stage:
-            tree.add(f"[dim]{escape(stage['stage'])} · skipped: {escape(stage['skipped'])}[/]", highlight=False)
+            tree.add(f"[dim]{_shown(stage['stage'])} · skipped: {_shown(stage['skipped'])}[/]", highlight=False)
             continue
-        node = tree.add(f"[bold]{escape(stage['stage'])}[/] {stage.get('ms', 0):.2f} ms")
+        node = tree.add(f"[bold]{_shown(stage['stage'])}[/] {stage.get('ms', 0):.2f} ms")
         for key, value in stage.items():
             if key in ("stage", "ms", "channels", "candidates", "plan") or value in (None, {}, []):
                 continue
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            node.add(escape(f"{key}: {text}"), highlight=False)
+            node.add(_shown(f"{key}: {text}"), highlight=False)
         plan = stage.get("plan")
         if plan:
             shown = {k: v for k, v in plan.items() if k not in ("query", "time_start", "time_end", "planner") and v}
             for key, value in shown.items():
-                node.add(escape(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"),
+                node.add(_shown(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"),
                          highlight=False)
         candidates = stage.get("candidates") or []
         if candidates:
@@ -378,7 +384,7 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
             for key, value in channel.items():  # what else the channel recorded: what it embedded, translated…
                 if key not in ("n", "k", "ms", "top_score", "queries") and value not in (None, {}, []):
                     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-                    leaf.add(escape(f"{key}: {text}"), highlight=False)
+                    leaf.add(_shown(f"{key}: {text}"), highlight=False)
     for call in trace.get("llm_calls", []):
         tree.add(f"llm {call.get('purpose')}: {call.get('prompt_tokens')} + {call.get('completion_tokens')} tokens, "
                  f"{call.get('latency_ms')} ms{'' if call.get('ok') else ' FAILED: ' + str(call.get('error'))}",
@@ -432,9 +438,9 @@ def list_cmd(ctx: click.Context, filters: tuple[str, ...], order: str, limit: in
         # What --include-superseded / --show-expired bring in is marked as such.
         marks = "".join((f"[superseded by {entry.superseded_by}] " if entry.superseded_by else "",
                          "[expired] " if entry.expires_at and (timestamp_epoch(entry.expires_at) or 0) <= now else ""))
-        click.echo(f"{entry.id}  {entry.kind:<5} {when:<16}  {marks}{text[:100] + ('...' if len(text) > 100 else '')}")
+        echo(f"{entry.id}  {entry.kind:<5} {when:<16}  {marks}{text[:100] + ('...' if len(text) > 100 else '')}")
     if page.next_cursor:
-        click.echo(f"more: engram list --cursor {page.next_cursor}", err=True)
+        echo(f"more: engram list --cursor {page.next_cursor}", err=True)
 
 
 @main.command()
@@ -449,7 +455,7 @@ def namespaces(ctx: click.Context, as_json: bool) -> None:
         return
     for row in rows:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(row["kinds"].items()))
-        click.echo(f"{row['namespace']}\t{row['count']} ({row['current']} current)\t{kinds}")
+        echo(f"{row['namespace']}\t{row['count']} ({row['current']} current)\t{kinds}")
 
 
 @main.command()
@@ -463,12 +469,12 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         _print_json(to_wire("stats", data))
         return
     engine = data.get("server_version") or f"SQLite {data.get('sqlite_version')}"
-    click.echo(f"store     {data['path']} ({data['file_bytes'] / 1e6:.1f} MB, {engine})")
-    click.echo(f"embedder  {data['embedder'] or '-'} (dim {data['dim'] or '-'})")
-    click.echo(f"count     {data['count']} entries, {data['vectors']} vectors")
+    echo(f"store     {data['path']} ({data['file_bytes'] / 1e6:.1f} MB, {engine})")
+    echo(f"embedder  {data['embedder'] or '-'} (dim {data['dim'] or '-'})")
+    echo(f"count     {data['count']} entries, {data['vectors']} vectors")
     for ns, info in data["namespaces"].items():
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(info["kinds"].items()))
-        click.echo(f"  {ns}: {info['count']} ({kinds})")
+        echo(f"  {ns}: {info['count']} ({kinds})")
 
 
 @main.command()
@@ -487,7 +493,7 @@ def delete(ctx: click.Context, ids: tuple[str, ...], filters: tuple[str, ...], d
     if as_json:
         _print_json({"deleted": n})
     else:
-        click.echo(f"deleted {n} entries")
+        echo(f"deleted {n} entries")
 
 
 @main.command("schema")
@@ -515,18 +521,18 @@ def presets_cmd(preset: str | None, as_json: bool, as_toml: bool) -> None:
             _print_json(rows)
             return
         for row in rows:
-            click.echo(f"{row['name']:<10} {row['description']}")
-            click.echo(f"{'':<10} stages: {' → '.join(row['stages'])}")
+            echo(f"{row['name']:<10} {row['description']}")
+            echo(f"{'':<10} stages: {' → '.join(row['stages'])}")
         return
     resolved = load_preset(preset)
     if as_toml:
         text = preset_source(preset) if not preset.endswith(".toml") else Path(preset).read_text(encoding="utf-8")
-        click.echo(text, nl=False)
+        echo(text, nl=False)
     elif as_json:
         _print_json(preset_to_dict(resolved))
     else:
         data = preset_to_dict(resolved)
-        click.echo(f"{resolved.name}: {resolved.description or '(no description)'}")
+        echo(f"{resolved.name}: {resolved.description or '(no description)'}")
         for key, value in data.items():
             if key not in ("name", "description"):
                 click.echo(f"  {key}: {json.dumps(value, ensure_ascii=False)}")

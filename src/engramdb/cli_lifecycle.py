@@ -11,6 +11,7 @@ from typing import Any, Callable, ContextManager
 
 import click
 
+from .cli_text import echo
 from .memory import Memory
 from .schema import to_wire
 from .validation import json_or_text
@@ -95,7 +96,7 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
         for event in events:
             shown = event.new or event.old
             text = " ".join(shown.text.split())[:100] if shown else ""
-            click.echo(f"{event.at}  {event.event:<6} {event.actor or '-':<12} {text}")
+            echo(f"{event.at}  {event.event:<6} {event.actor or '-':<12} {text}")
 
     @main.command("purge-expired")
     @click.option("--all-namespaces", is_flag=True, help="Purge every namespace, not only the current one.")
@@ -109,7 +110,7 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
         if as_json:
             print_json({"deleted": n})
         else:
-            click.echo(f"deleted {n} expired entries")
+            echo(f"deleted {n} expired entries")
 
     @main.command()
     @click.option("--all-namespaces", is_flag=True, help="Reindex every namespace, not only the current one.")
@@ -125,6 +126,6 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
         if as_json:
             print_json(report)
         else:
-            click.echo(f"reindexed {report['reindexed']} of {report['entries']} entries in "
+            echo(f"reindexed {report['reindexed']} of {report['entries']} entries in "
                        f"{len(report['namespaces'])} namespaces ({report['skipped']} skipped: changed meanwhile "
                        "or without a vector)")

@@ -13,6 +13,7 @@ from typing import Any, Callable, ContextManager
 
 import click
 
+from .cli_text import echo
 from .memory import MAX_K, TIMELINE_BUCKETS, TIMELINE_FIELDS, Memory
 from .schema import to_wire
 from .store.base import Filters
@@ -47,7 +48,7 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
         for row in rows:
             start, end = _day(row["start"]), _day(row["end"])
             span = start if start == end else f"{start} – {end}"
-            click.echo(f"{row['session_id']}\t{_count(row['turns'], 'turn')}, {_count(row['facts'], 'fact')}\t"
+            echo(f"{row['session_id']}\t{_count(row['turns'], 'turn')}, {_count(row['facts'], 'fact')}\t"
                        f"{', '.join(row['speakers']) or '-'}\t{span}")
 
     @main.command()
@@ -71,8 +72,8 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
             print_json(to_wire("timeline", data))
             return
         undated = f", {data['undated']} undated" if field == "event" else ""
-        click.echo(f"{data['field']} per {data['bucket']}: {_day(data['first'])} – {_day(data['last'])}{undated}")
+        echo(f"{data['field']} per {data['bucket']}: {_day(data['first'])} – {_day(data['last'])}{undated}")
         top = max((p["count"] for p in data["points"]), default=0)
         for point in data["points"]:
             bar = "█" * max(1, round(BAR * point["count"] / top))
-            click.echo(f"{point['start']}  {point['count']:>6}  {bar}")
+            echo(f"{point['start']}  {point['count']:>6}  {bar}")
