@@ -29,8 +29,21 @@ def test_metadata_filters_compare_types_as_cli_md_says(mem: Memory) -> None:
     assert cli.metadata == {"n": 3, "s": "3"} and mem.count(filters=cli) == 1
 
 
+def test_any_metadata_key_an_entry_stores_can_be_filtered_on(mem: Memory) -> None:
+    """`--meta user.id=42` was stored, but `--filter metadata.user.id=42` was refused: a filter
+    took only keys a JSON path can name as they are."""
+    odd = {"user.id": 42, "customer name": "ACME", 'say "hi"': True, "空": None, "plain": "x"}
+    mem.add([Entry(text="a", metadata=odd), Entry(text="b", metadata={"user": {"id": 42}, "plain": "y"})])
+    for key, value in odd.items():
+        assert [e.text for e in mem.list(filters={f"metadata.{key}": value})] == ["a"], key
+        assert mem.count(filters={f"metadata.{key}": "42" if value == 42 else 7}) == 0, key  # typed
+    cli = Filters.parse_cli(["metadata.user.id=42", "metadata.customer name=ACME"])
+    assert cli.metadata == {"user.id": 42, "customer name": "ACME"} and mem.count(filters=cli) == 1
+
+
 @pytest.mark.parametrize("pairs, message", [
     (["personAlice"], "key=value"),
+    (["metadata.=1"], "a metadata filter names its key"),
     (["colour=red"], "unknown filter 'colour'"),
     (["kind=blog"], "filter kind must be one of"),
     (["since=last tuesday"], "not ISO 8601"),

@@ -26,7 +26,8 @@ from ..validation import check_json_scalar, check_str, check_str_list, json_or_t
 # SQLite file's schema carries the same number, and an export records it.
 SCHEMA_VERSION = "5"
 
-# Metadata keys a filter may name: they become part of a JSON path, so no quotes or dots.
+# Metadata keys a JSON path can name as they are (`sql_filters`); a filter may name any key an
+# entry can store ("user.id", "customer name"), the others are matched key by key.
 METADATA_KEY = re.compile(r"[^\W][\w\-]{0,63}")
 
 FILTER_KEYS = (
@@ -117,8 +118,9 @@ class Filters:
             raise ValueError(f"unknown filter {key!r}; valid filters: {', '.join(FILTER_KEYS)}")
 
     def _set_metadata(self, name: Any, value: Any) -> None:
-        if not isinstance(name, str) or not METADATA_KEY.fullmatch(name):
-            raise ValueError(f"metadata key {name!r:.60} must be 1-64 letters, digits, '_' or '-'")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a metadata filter names its key: metadata.<key>, not {name!r:.60}")
+        check_str(name, "metadata key")  # no lone surrogates
         self.metadata[name] = check_json_scalar(value, f"metadata.{name}")
 
     @staticmethod

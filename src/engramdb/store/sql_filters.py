@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..model import timestamp_epoch
-from .base import Filters
+from .base import METADATA_KEY, Filters
 
 
 class SQLDialect:
@@ -23,6 +23,8 @@ class SQLDialect:
     def metadata_equals(self, key: str, value: Any) -> tuple[str, list[Any]]:
         """Typed equality: null matches a stored null (not a missing key), true matches true
         (not 1), 3 matches 3 and 3.0 (not "3"). Keys are checked by `Filters.parse`."""
+        if not METADATA_KEY.fullmatch(key):  # "user.id", 'say "hi"': no path names it safely
+            return self._metadata_member(key, value)
         path = f'$.metadata."{key}"'
         if value is None:
             return "json_type(e.data, ?) = 'null'", [path]
@@ -31,6 +33,18 @@ class SQLDialect:
         if isinstance(value, (int, float)):
             return "json_type(e.data, ?) IN ('integer', 'real') AND json_extract(e.data, ?) = ?", [path, path, value]
         return "json_type(e.data, ?) = 'text' AND json_extract(e.data, ?) = ?", [path, path, str(value)]
+
+    @staticmethod
+    def _metadata_member(key: str, value: Any) -> tuple[str, list[Any]]:
+        """The same typed equality over the metadata object's members, for any key."""
+        member = "EXISTS (SELECT 1 FROM json_each(e.data, '$.metadata') m WHERE m.key = ? AND "
+        if value is None:
+            return member + "m.type = 'null')", [key]
+        if isinstance(value, bool):
+            return member + "m.type = ?)", [key, "true" if value else "false"]
+        if isinstance(value, (int, float)):
+            return member + "m.type IN ('integer', 'real') AND m.value = ?)", [key, value]
+        return member + "m.type = 'text' AND m.value = ?)", [key, str(value)]
 
 
 SQLITE = SQLDialect()
