@@ -192,3 +192,33 @@ def test_kill_during_import_of_a_dump_then_rerun(tmp_path: Path) -> None:
         assert mem.count() == 2000 and report["entries"] == 2000
         assert mem.store._reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert mem.store._reader().execute("SELECT count(*) FROM history").fetchone()[0] == 2000
+
+
+def test_a_failed_export_leaves_the_previous_backup_whole(tmp_path: Path) -> None:
+    """`export -o backup.jsonl` from a store that turned out damaged truncated the backup there
+    to its header, and that dump imported as a success with nothing in it."""
+    db, backup = tmp_path / "s.db", tmp_path / "backup.jsonl"
+    with Memory(db, embedder="minilm") as mem:
+        mem.add([Entry(text=f"note {i} about topic {i % 7} " + "words " * 40) for i in range(60)])
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", str(db), "export", "-o", str(backup)]).exit_code == 0
+    good = backup.read_bytes()
+    assert len(good.splitlines()) > 60
+    data = bytearray(db.read_bytes())
+    data[len(data) // 2:] = b"\xff" * (len(data) - len(data) // 2)  # the store's second half destroyed
+    db.write_bytes(bytes(data))
+    failed = runner.invoke(main, ["--db", str(db), "export", "-o", str(backup)])
+    assert failed.exit_code == 1 and "damaged" in failed.output
+    assert backup.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["backup.jsonl", "s.db"]  # no partial file left
+    missing = runner.invoke(main, ["--db", str(tmp_path / "copy.db"), "import", str(backup)])
+    assert missing.exit_code == 0, missing.output
+
+
+def test_export_into_a_missing_folder_is_one_clear_line(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with Memory(db, embedder="minilm") as mem:
+        mem.add([Entry(text="tea")])
+    result = CliRunner().invoke(main, ["--db", str(db), "export", "-o", str(tmp_path / "no" / "x.jsonl")])
+    assert result.exit_code == 1
+    assert result.output.strip() == f"error: cannot write {tmp_path / 'no' / 'x.jsonl'}: No such file or directory"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,8 +43,6 @@ class EngramGroup(click.Group):
             return super().invoke(ctx)
         except BrokenPipeError:
             # The reader went away (`engram presets | head`): stop quietly, as Unix tools do.
-            import os
-
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             ctx.exit(0)
         except EngramError as exc:
@@ -207,13 +207,26 @@ def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) ->
     """Write the namespace as JSONL: every entry with all its fields, and its history
     (`engram import` reads it back). Streams; constant memory."""
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
-        handle = output.open("w", encoding="utf-8") if output else sys.stdout
-        try:
+        if output is None:
             for line in mem.export(all_namespaces=all_namespaces):
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+                sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+            return
+        # Into a file beside the target, renamed over it only once the dump is whole: an export
+        # that fails (a damaged store, a full disk, Ctrl-C) leaves the previous backup as it was.
+        try:
+            fd, name = tempfile.mkstemp(dir=output.resolve().parent, prefix=f".{output.name}.", suffix=".partial")
+        except OSError as exc:
+            raise EngramError(f"cannot write {output}: {exc.strerror or exc}") from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                for line in mem.export(all_namespaces=all_namespaces):
+                    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            os.replace(name, output)
+        except OSError as exc:
+            raise EngramError(f"cannot write {output}: {exc.strerror or exc}") from None
         finally:
-            if output:
-                handle.close()
+            if os.path.exists(name):
+                os.unlink(name)
 
 
 @main.command("migrate")
