@@ -116,6 +116,27 @@ CASES = [
 
 
 @pytest.mark.parametrize("text, ref, start, end", [
+    # "in March last year" was the year and "March" read as a hull of 15 months; "last March"
+    # asked in March was the month under way (as 去年三月 and "last Thursday" never were).
+    ("What did I do in March last year?", d(2024, 3, 20), d(2023, 3, 1), d(2023, 4, 1)),
+    ("in May of last year", d(2024, 3, 20), d(2023, 5, 1), d(2023, 6, 1)),
+    ("March 5 last year", d(2024, 3, 20), d(2023, 3, 5), d(2023, 3, 6)),
+    ("on the 5th of March last year", d(2024, 3, 20), d(2023, 3, 5), d(2023, 3, 6)),
+    ("the summer of last year", d(2024, 3, 20), d(2023, 6, 1), d(2023, 9, 1)),
+    ("What did I do last March?", d(2024, 3, 20), d(2023, 3, 1), d(2023, 4, 1)),
+    ("last June", d(2024, 6, 15), d(2023, 6, 1), d(2023, 7, 1)),
+    ("last February", d(2024, 6, 15), d(2024, 2, 1), d(2024, 3, 1)),
+    ("next March", d(2024, 3, 20), d(2025, 3, 1), d(2025, 4, 1)),
+    ("next December", d(2024, 3, 20), d(2024, 12, 1), d(2025, 1, 1)),
+    ("this March", d(2024, 3, 20), d(2024, 3, 1), d(2024, 4, 1)),
+    ("since last March", d(2024, 3, 20), d(2023, 3, 1), datetime(9999, 1, 1, tzinfo=timezone.utc)),
+])
+def test_a_month_of_last_year_is_that_month(text: str, ref: datetime, start: datetime, end: datetime) -> None:
+    window = parse_time_window(text, ref)
+    assert window is not None and (window.start, window.end) == (start, end), window
+
+
+@pytest.mark.parametrize("text, ref, start, end", [
     ("what happened this winter?", d(2023, 1, 10), d(2022, 12, 1), d(2023, 3, 1)),  # the winter under way
     ("last winter", d(2023, 1, 10), d(2021, 12, 1), d(2022, 3, 1)),  # the latest one over
     ("next winter", d(2023, 1, 10), d(2023, 12, 1), d(2024, 3, 1)),

@@ -110,6 +110,15 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # "over the weekend": the latest weekend begun by then (a question asks of the past; the
     # restater leaves it, since in speech it may lie ahead).
     (re.compile(r"\b(?:over|during)\s+the\s+weekend\b"), "weekend_recent"),
+    # "March last year", "in March of last year", "March 5 last year", "5 March next year": that
+    # year's month or day (as 去年三月), before "March 5" and "last year" claim their parts.
+    (re.compile(rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?)?({_MONTH_RE})\.?(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?)?"
+                r",?\s+(?:of\s+)?(last|this|next)\s+year\b"), "month_rel_year"),
+    (re.compile(r"\b(spring|summer|autumn|fall|winter)\s+(?:of\s+)?(last|this|next)\s+year\b"), "season_rel_year"),
+    # "last March": the latest March over by now (asked in March, last year's; "last Thursday"
+    # and "last summer" read alike); "next March" the first to begin; "this March" this year's.
+    (re.compile(rf"\b(last|this|next)\s+({'|'.join(m for m in _MONTHS if len(m) > 3 or m == 'may')})\b"
+                r"(?!['’]s\b)(?!\s*,?\s*\d)"), "month_rel"),
     (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "iso_date"),
     (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b"), "day_month_year"),
     (re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b"), "month_day_year"),
@@ -284,6 +293,21 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
             return None
         start = datetime(year, month, day_of_month, tzinfo=tz)
         return start, start + timedelta(days=1)
+    if kind == "month_rel_year":
+        year, month, day = ref.year + _REL[g[3]], _MONTHS[g[1]], g[0] or g[2]
+        if day is None:
+            return _month(year, month, tz)
+        start = datetime(year, month, int(day), tzinfo=tz)
+        return start, start + timedelta(days=1)
+    if kind == "season_rel_year":
+        return _season(g[0], ref.year + _REL[g[1]], tz)
+    if kind == "month_rel":
+        month = _MONTHS[g[1]]
+        if g[0] == "last":
+            return _month(ref.year if month < ref.month else ref.year - 1, month, tz)
+        if g[0] == "next":
+            return _month(ref.year if month > ref.month else ref.year + 1, month, tz)
+        return _month(ref.year, month, tz)
     if kind == "iso_date":
         start = datetime(int(g[0]), int(g[1]), int(g[2]), tzinfo=tz)
         return start, start + timedelta(days=1)
