@@ -42,6 +42,30 @@ def test_notes_import_is_incremental(tmp_path: Path, mem: Memory):
     assert hit.entry.source.heading_path == ["Onboarding checklist", "Access and keys"]
 
 
+def test_a_file_deleted_from_the_folder_leaves_the_store_on_reimport(tmp_path: Path, mem: Memory):
+    """Re-importing a folder removed an emptied file's chunks but kept a deleted file's for
+    ever: "the office wifi password" was still found after wifi.md was gone. Files of another
+    folder, and of the folder's parent, stay."""
+    folder, other = tmp_path / "notes", tmp_path / "other"
+    (folder / "sub").mkdir(parents=True)
+    other.mkdir()
+    (folder / "wifi.md").write_text("# Wifi\nThe office wifi password is tulip-77.\n", encoding="utf-8")
+    (folder / "sub" / "plants.md").write_text("# Plants\nWater the ficus on Mondays.\n", encoding="utf-8")
+    (other / "wifi.md").write_text("# Home\nThe home wifi password is rose-12.\n", encoding="utf-8")
+    mem.import_path(folder)
+    mem.import_path(other)
+    mem.add("the office wifi is slow on Fridays")  # not a note: never removed by an import
+    (folder / "wifi.md").unlink()
+    mem.import_path(folder / "sub")  # a subfolder knows nothing of its parent's files
+    assert mem.count() == 4 and any("tulip-77" in e.text for e in mem.list(limit=10))
+    again = mem.import_path(folder)
+    assert again["removed"] == 2 and again["files"] == 1  # wifi.md's chunk, and plants.md's under sub/ again
+    assert sorted(e.text for e in mem.list(limit=10)) == [
+        "Home\nThe home wifi password is rose-12.", "Plants\nWater the ficus on Mondays.",
+        "the office wifi is slow on Fridays"]
+    assert mem.import_path(folder)["removed"] == 0
+
+
 def test_notes_are_known_by_their_file_not_their_name(tmp_path: Path, mem: Memory):
     """Two folders that each hold notes.md are two documents; a subfolder imported after its
     parent replaces its files' chunks instead of adding them again."""

@@ -5,7 +5,7 @@ imported, for reading and filtering. So two folders that each hold ``notes.md`` 
 documents, and importing a subfolder of one already imported replaces its files' chunks
 rather than adding them again. Re-importing is incremental: unchanged chunks are skipped;
 chunks of a changed file that no longer exist are removed in the same transaction as the new
-ones are written.
+ones are written, and the chunks of a file deleted from the folder since are removed too.
 """
 
 from __future__ import annotations
@@ -84,5 +84,25 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
         written, unchanged, removed, chunks = written + w, unchanged + u, removed + r, chunks + len(entries)
         if progress is not None:
             progress(done, len(notes))
+    # A file deleted from the folder since it was imported: its chunks go too, as an emptied
+    # file's do (each file's own transaction); only files under this folder, other imports kept.
+    for doc_id in _files_gone(writer, root, namespace, seen) if root.is_dir() else ():
+        removed += writer.write([], namespace=namespace, replaces=Filters(doc_id=doc_id), keep_stored_fields=True)[2]
     return {"path": str(root), "files": len(notes), "entries": chunks, "written": written,
             "unchanged": unchanged, "removed": removed}
+
+
+def _files_gone(writer: "Writer", root: Path, namespace: str, present: set[str]) -> list[str]:
+    """The files under `root` whose chunks the namespace holds but the folder no longer does."""
+    prefix = root.resolve().as_posix().rstrip("/") + "/"
+    gone: dict[str, None] = {}
+    after: int | None = None
+    while True:  # one pass over the namespace's chunks, a page at a time
+        page, after = writer.store.page(namespace, Filters(kinds=["chunk"], include_superseded=True),
+                                        newest_first=False, limit=1000, after=after)
+        for entry in page:
+            doc_id = entry.source.doc_id
+            if doc_id and doc_id.startswith(prefix) and doc_id not in present:
+                gone[doc_id] = None
+        if after is None:
+            return list(gone)
