@@ -87,3 +87,58 @@ def test_a_chats_roles_are_not_names_in_its_facts(tmp_path: Path) -> None:
         assert not any("meet" in f for f in facts), facts
         assert all("user" not in e.keywords and "用户" not in e.keywords
                    for e in mem.list(filters={"kind": "fact"}, limit=20))
+
+
+@pytest.mark.parametrize(("text", "persons"), [
+    ("我和老王周末去跑马拉松了，还吃了小龙虾", ["老王"]),  # jieba tags 马拉松 and 小龙虾 nr
+    ("小李说他买了一个麦克风", ["小李"]),  # 麦克风 too; 小李 is no jieba name, but a friend's
+    ("王芳教我做饭", ["王芳"]),  # not 王芳教: jieba's HMM glued the verb on
+    ("昨天和爱丽丝去看了成龙的电影", ["爱丽丝", "成龙"]),  # a transliteration; CC-CEDICT's Jackie Chan
+])
+def test_chinese_persons_are_names_not_common_words(text: str, persons: list[str]) -> None:
+    from engramdb.conversation.extract import _names_zh
+
+    assert _names_zh(text, set())[0] == persons
+
+
+def test_a_word_cedict_knows_only_as_a_common_word_is_no_name() -> None:
+    from engramdb.text.romanize import chinese_names, common_words, is_common_word
+
+    assert {"马拉松", "小龙虾", "麦克风"} <= common_words()
+    assert is_common_word("马拉松") and not is_common_word("王芳") and not is_common_word("成龙")
+    assert chinese_names("张伟明周末跑了马拉松，王芳去了") == ["张伟明", "王芳"]
+
+
+@pytest.mark.parametrize(("turn", "fact_says", "not_said"), [
+    ("我下周去上海出差，你知道那边天气怎么样吗？", "上海出差", "天气"),
+    ("I'm moving to Berlin next month, any tips on neighborhoods?", "moving to Berlin", "tips"),
+    ("I adopted a puppy named Max, do you want to see a photo?", "puppy named Max", "photo"),
+])
+def test_news_a_question_opens_with_is_a_fact(tmp_path: Path, turn: str, fact_says: str, not_said: str) -> None:
+    """A turn that ends in a question kept no fact at all, though what it opens with is news."""
+    with Memory(tmp_path / "q.db", embedder="minilm") as mem:
+        mem.add_conversation([("Lin", turn), ("Assistant", "OK.")], session_id="s",
+                             session_time="2024-12-02T09:30:00")
+        facts = [e.text for e in mem.list(filters={"kind": "fact"}, limit=100)]
+        assert any(fact_says in f for f in facts), facts
+        assert not any(not_said in f for f in facts), facts
+
+
+@pytest.mark.parametrize("turn", ["What did you cook, was it good?", "你去哪儿了，怎么没来？",
+                                  "So, what's next for your music?", "Hey, how are you?"])
+def test_a_question_that_only_asks_is_no_fact(tmp_path: Path, turn: str) -> None:
+    with Memory(tmp_path / "q.db", embedder="minilm") as mem:
+        mem.add_conversation([("Lin", turn), ("Assistant", "OK.")], session_id="s",
+                             session_time="2024-12-02T09:30:00")
+        assert [e.text for e in mem.list(filters={"kind": "fact"}, limit=100)] == []
+
+
+def test_common_words_load_first_in_a_fresh_process() -> None:
+    """common_words() reads jieba's tags under the module's lock: called before anything else
+    loaded them, it deadlocked on a plain Lock (the timeout only stops a hung run)."""
+    import subprocess
+    import sys
+
+    code = "from engramdb.text.romanize import common_words; print(len(common_words()) > 1000)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == "True", done.stderr[-2000:]

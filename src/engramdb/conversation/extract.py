@@ -96,6 +96,43 @@ def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith(("?", "？")) or sentence.rstrip(" .!").endswith(("吗", "呢"))
 
 
+# A clause that asks: opens with a question word or an auxiliary ("how", "did you"), or holds a
+# Chinese question word (哪, 什么, 有没有); its end is a question mark or 吗 / 呢 anyway.
+_ASKING_EN = re.compile(
+    r"^\W*(?:what|when|where|who|whom|whose|why|which|how|any|anything|anyone|do|does|did|is|are|was|were|"
+    r"am|can|could|will|would|should|shall|may|might|must|have|has|had|isn't|aren't|don't|didn't|doesn't|"
+    r"won't|wouldn't|can't|couldn't|or|right|ok|okay)\b", re.IGNORECASE)
+_ASKING_ZH = re.compile(r"什么|哪|谁|怎|为何|为什么|几[个点时天次岁号月年]|多少|多久|多大|吗|呢|是不是|有没有|能不能|"
+                        r"会不会|要不要|可不可以|好不好|对不对|行不行")
+_CLAUSE_RE = re.compile(r"(?<=[,，;；、])")
+
+
+def _stated_before_question(sentence: str) -> str | None:
+    """The speaker's news a question sentence opens with: "I'm moving to Berlin next month, any
+    tips on neighbourhoods?" -> "I'm moving to Berlin next month", 我下周去上海出差，你知道那边天气怎么样吗？
+    -> 我下周去上海出差; None when every clause asks ("What did you cook, was it good?") or the
+    opening says nothing of the speaker ("Nature is so special, huh?")."""
+    clauses = [c for c in _CLAUSE_RE.split(sentence) if c.strip()]
+    stated: list[str] = []
+    for clause in clauses[:-1]:  # the last clause holds the question mark
+        if _ASKING_EN.match(clause) or _ASKING_ZH.search(clause):
+            break
+        stated.append(clause)
+    text = _TRAILING_FILLER.sub("", "".join(stated))
+    # News is the speaker's own: "Nature is so special, huh?" or "You love that bar, don't you?"
+    # open a question with an opinion or a guess, not with something to remember.
+    return text if _FIRST_PERSON.search(text) else None
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i['’](?:m|ve|d|ll)|me|my|mine)\b|我", re.IGNORECASE)  # not "we" / "us": "we all need…"
+
+
+# What a clause may end with that only leads into the question: "So, what's next?", "I mean, who
+# doesn't?", "所以，你觉得呢？".
+_TRAILING_FILLER = re.compile(r"(?:[\s,，;；、\-–—]+|\b(?:so|and|but|or|well|anyway|anyways|i mean|you know|like|then|"
+                              r"speaking of which|by the way|btw)\b|所以|那么|那|然后|不过|但是|对了)+$", re.IGNORECASE)
+
+
 def _content_terms(sentence: str) -> list[str]:
     return [t for t in query_terms(sentence) if t not in _SMALL_TALK]
 
@@ -162,23 +199,30 @@ def _names(text: str, known: set[str]) -> tuple[list[str], list[str], str | None
 
 
 def _names_zh(text: str, known: set[str]) -> tuple[list[str], list[str], str | None]:
-    """Chinese persons/places/organisations from jieba's part-of-speech tags (offline)."""
+    """Chinese persons/places/organisations from jieba's part-of-speech tags (offline); a word
+    tagged as a name that CC-CEDICT knows only as a common word (马拉松, 小龙虾) is none."""
+    from ..text.romanize import chinese_names, is_common_word
     from ..text.tokenize import get_jieba
 
     get_jieba()
     import jieba.posseg as posseg
 
     persons = [name for name in known if name in text]
+    # 小李, and 王芳 where jieba glued a verb on (王芳教: chinese_names keeps both readings, a
+    # tag keeps the shorter one).
+    names = chinese_names(text)
+    names = [name for name in names if not any(name != other and name.startswith(other) for other in names)]
     entities: list[str] = []
     place = None
     for word, flag in posseg.lcut(text):
-        if flag == "nr" and len(word) >= 2:
+        if flag == "nr" and len(word) >= 2 and not is_common_word(word) \
+                and not any(word != name and word.startswith(name) for name in names):
             persons.append(word)
         elif flag == "ns" and place is None:
             place = word
         elif flag in ("nt", "nz") and len(word) >= 2:
             entities.append(word)
-    return persons, entities, place
+    return list(dict.fromkeys(persons + names)), entities, place
 
 
 _CALENDAR_WORDS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -262,7 +306,12 @@ class OfflineExtractor:
         groups: list[str] = []
         for n, sentence in enumerate(split_sentences(turn.text)):
             if _is_question(sentence):
-                continue
+                # What a question opens with may be news ("我下周去上海出差，那边冷吗？"): kept as a
+                # statement of its own when it says enough (below), the question left out.
+                stated = _stated_before_question(sentence)
+                if stated is None or len([t for t in _content_terms(stated) if t not in names]) < self.min_terms:
+                    continue
+                sentence = stated
             if groups and _LEANING_RE.match(sentence):
                 groups[-1] = f"{groups[-1]} {sentence}"
                 continue

@@ -22,7 +22,8 @@ characters become "king" and "fragrant"), and e5-small rarely ties the two. So:
 What counts as a Chinese name: a token jieba segments (its HMM finds names its dictionary
 lacks) of two to four characters that starts with a common Chinese surname and is either
 unknown to jieba's dictionary or tagged there as a person's name (``nr``) and not a common word
-(jieba tags many ordinary words ``nr``: 古老, 文明, 高峰); a compound surname jieba cuts from
+(jieba tags many ordinary words ``nr``: 古老, 文明, 高峰; and 马拉松, 麦克风, which CC-CEDICT
+knows only as common words: :func:`common_words`); a compound surname jieba cuts from
 its given name (欧阳 | 娜娜) is joined back, and a two-character name jieba glued to a verb
 (王芳教) is read as well; 老王 and 小林 (a surname after "old" or "little", as friends name
 each other) are names too. A surname is read as a surname (单 shan, 曾 zeng); the given name
@@ -41,7 +42,7 @@ from typing import Iterable
 
 from .tokenize import STOPWORDS_EN, get_jieba
 
-__all__ = ["HAN", "PINYIN", "SURNAMES", "chinese_names", "is_name", "latin_name_keys", "latin_names", "name_key",
+__all__ = ["HAN", "PINYIN", "SURNAMES", "chinese_names", "common_words", "is_common_word", "is_name", "latin_name_keys", "latin_names", "name_key",
            "name_keys", "person_keys", "query_keys", "query_names", "romanize", "tag_keys"]
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -130,7 +131,7 @@ _SYLLABLES = frozenset((
     "zhuo zi zong zou zu zuan zui zun zuo "
 ).split())
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # common_words() reads _word_tags() while it holds it
 _tags: dict[str, str] | None = None
 
 
@@ -145,6 +146,48 @@ def _word_tags() -> dict[str, str]:
 
                 _tags = jieba.posseg.dt.word_tag_tab
     return _tags
+
+
+_common: frozenset[str] | None = None
+
+
+def common_words() -> frozenset[str]:
+    """The words of three characters or more that jieba's dictionary tags as a person's name
+    (``nr``) and CC-CEDICT knows only as common words, every reading lower-case: 马拉松
+    (marathon), 小龙虾 (crayfish), 麦克风, 安全带 (~1,400). A name has a capitalised reading
+    there (周恩来 Zhou1 En1 lai2) or no entry (张伟明). Two characters are left out: a
+    surname and one character are as often a name as an obscure word (龙飞 "to promote", 高强
+    "excellent"). Read from the installed CC-CEDICT once per process (~0.2 s), only when a text
+    holds such a word; without the file, no word is vetoed."""
+    global _common
+    if _common is None:
+        with _lock:
+            if _common is None:
+                _common = frozenset(_read_common_words())
+    return _common
+
+
+def _read_common_words() -> set[str]:
+    from .bilingual import dictionary_path  # bilingual imports this module: read lazily
+
+    tags = _word_tags()
+    capitalised: dict[str, bool] = {}
+    try:
+        with dictionary_path().open(encoding="utf-8") as lines:
+            for line in lines:  # "馬拉松 马拉松 [ma3 la1 song1] /marathon (loanword)/"
+                head, _, rest = line.partition(" [")
+                word = head[head.find(" ") + 1:]
+                if rest and len(word) >= 3 and tags.get(word, "").startswith("nr"):
+                    reading = rest[:rest.find("]")]
+                    capitalised[word] = capitalised.get(word, False) or any(s[:1].isupper() for s in reading.split())
+    except OSError:
+        return set()
+    return {word for word, proper in capitalised.items() if not proper}
+
+
+def is_common_word(token: str) -> bool:
+    """Whether jieba's ``nr`` tag on `token` is wrong by CC-CEDICT (see :func:`common_words`)."""
+    return _word_tags().get(token, "").startswith("nr") and token in common_words()
 
 
 def _nicknames(run: str) -> list[str]:
@@ -169,7 +212,8 @@ def is_name(token: str) -> bool:
     if not frequency or (token[:2] in _RARE_WORD_COMPOUND and len(token) > 2):
         return True
     tag = _word_tags().get(token, "")
-    return tag.startswith("nr") and (len(token) >= 3 or frequency < _NAME_WORD_FREQUENCY)
+    return tag.startswith("nr") and (len(token) >= 3 or frequency < _NAME_WORD_FREQUENCY) \
+        and token not in common_words()
 
 
 def _given_name(token: str) -> bool:
