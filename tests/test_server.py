@@ -285,6 +285,18 @@ def test_serve_names_a_port_it_cannot_use_in_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in busy.output and not Path(db).exists()  # refused before the store was opened
 
 
+def test_a_session_id_with_slashes_takes_turns_sent_either_way(server: Running) -> None:
+    """`engram add-turn --session team/standup` worked, but over HTTP both
+    /v1/conversations/team%2Fstandup/turns and /team/standup/turns were 404."""
+    with server.client() as http:
+        for path in ("/v1/conversations/team%2Fstandup/turns", "/v1/conversations/team/standup/turns",
+                     "/v1/conversations/a%2Fturns/turns"):
+            sent = http.post(path, json={"turns": [{"speaker": "Ann", "text": f"Standup notes posted to {path}."}]})
+            assert sent.status_code == 200, (path, sent.text)
+    sessions = {row["session_id"]: row["turns"] for row in server.memory.sessions()}
+    assert sessions == {"team/standup": 2, "a/turns": 1}
+
+
 def test_a_bad_turn_in_a_request_writes_none_of_its_turns(server: Running) -> None:
     turns = [{"speaker": "Ann", "text": "First turn about the picnic."},
              {"speaker": "Ben", "text": "Second turn, sounds good."},

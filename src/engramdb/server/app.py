@@ -363,7 +363,9 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
                actor: str | None = None) -> Any:
         return {"deleted": memory.delete(entry_id, namespace=ns, actor=actor)}
 
-    @app.post("/v1/conversations/{session_id}/turns", response_model=TurnsResponse, tags=["conversations"])
+    # A session id may hold slashes ("team/standup", as `engram add-turn` takes it): the rest of the
+    # path up to /turns, sent as they are or encoded (%2F), as an entry id is.
+    @app.post("/v1/conversations/{session_id:entry_id}/turns", response_model=TurnsResponse, tags=["conversations"])
     def add_turns(session_id: str, body: TurnsRequest, ns: str = Depends(need("write"))) -> Any:
         """Append turns to a session, in order; facts are extracted from each as by `add_turn`."""
         if len(body.turns) > limits.max_batch:
