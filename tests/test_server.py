@@ -297,6 +297,24 @@ def test_a_session_id_with_slashes_takes_turns_sent_either_way(server: Running) 
     assert sessions == {"team/standup": 2, "a/turns": 1}
 
 
+def test_a_namespace_named_twice_differently_or_empty_is_a_bad_request(server: Running) -> None:
+    """The header won silently over ?namespace=, an empty ?namespace= meant the server's own
+    namespace, and a header that is not UTF-8 made a namespace of its bytes ("ÿþ")."""
+    with server.client() as http:
+        assert http.post("/v1/memories?namespace=a", json={"entries": ["Alice lives in Berlin."]}).status_code == 200
+        both = http.get("/v1/memories?namespace=a", headers={"X-Engram-Namespace": "b"})
+        assert error(both) == (400, "bad_input") and "name different namespaces" in both.json()["error"]["message"]
+        assert http.get("/v1/memories?namespace=a", headers={"X-Engram-Namespace": "a"}).json()["results"]
+        for empty in (http.get("/v1/memories?namespace="), http.get("/v1/memories", headers={"X-Engram-Namespace": ""})):
+            assert error(empty) == (400, "bad_input") and "names no namespace" in empty.json()["error"]["message"]
+        latin = http.post("/v1/memories", json={"entries": ["Bob likes tea."]},
+                          headers={"X-Engram-Namespace": b"\xff\xfe"})  # type: ignore[dict-item]
+        assert error(latin) == (400, "bad_input") and "UTF-8" in latin.json()["error"]["message"]
+        chinese = http.get("/v1/memories", headers={"X-Engram-Namespace": "中文".encode()})  # type: ignore[dict-item]
+        assert chinese.status_code == 200 and chinese.json()["results"] == []
+    assert server.memory.stats()["namespaces"].keys() == {"a"}
+
+
 def test_a_bad_turn_in_a_request_writes_none_of_its_turns(server: Running) -> None:
     turns = [{"speaker": "Ann", "text": "First turn about the picnic."},
              {"speaker": "Ben", "text": "Second turn, sounds good."},

@@ -35,7 +35,7 @@ from ..schema import (
     StatsModel, TimelineModel, to_wire,
 )
 from ..store.base import Filters
-from .auth import ApiError, Caller, authenticate, caller_of, resolve, utf8_header
+from .auth import ApiError, Caller, authenticate, caller_of, resolve, wanted_namespace
 from .body_limit import BodyLimit
 from .entry_path import ENTRY, ENTRY_ID, HISTORY, HistoryRoute
 from .addresses import is_loopback
@@ -260,7 +260,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     def caller(key: ApiKey | None = Depends(authenticated), x_engram_namespace: str | None = Header(None),
                namespace: str | None = Query(None, description="the namespace, for a key with several")) -> Caller:
         """The namespace this request acts in, and its key (None on an open server)."""
-        return resolve(key, utf8_header(x_engram_namespace) or namespace, default_namespace)
+        return resolve(key, wanted_namespace(x_engram_namespace, namespace), default_namespace)
 
     def need(role: str) -> Any:
         def check(who: Caller = Depends(caller)) -> str:

@@ -81,16 +81,23 @@ def resolve(key: ApiKey | None, wanted: str | None, default: str = "default") ->
 def caller_of(keys: KeyStore, headers: Mapping[str, str], query: Mapping[str, str],
               default: str = "default") -> Caller:
     """Authenticate and resolve in one step, from a request's headers and query parameters."""
-    return resolve(authenticate(keys, headers), utf8_header(headers.get(NAMESPACE_HEADER)) or query.get("namespace"),
+    return resolve(authenticate(keys, headers), wanted_namespace(headers.get(NAMESPACE_HEADER), query.get("namespace")),
                    default)
 
 
-def utf8_header(value: str | None) -> str | None:
-    """A header as the client wrote it: HTTP hands over bytes, the server reads them as
-    ISO-8859-1, and a UTF-8 namespace (``中文``) must not become ``ä¸\xadæ\x96\x87``."""
-    if value is None:
-        return None
-    try:
-        return value.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        return value
+def wanted_namespace(header: str | None, query: str | None) -> str | None:
+    """The namespace a request names, by ``X-Engram-Namespace`` or ``?namespace=`` (None: none).
+    Named twice differently, named empty, or a header that is not UTF-8 is a bad request, not a
+    guess (the header used to win silently, an empty one to mean the server's namespace)."""
+    if header is not None:
+        try:
+            header = header.encode("latin-1").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            raise ApiError(400, "bad_input", f"{NAMESPACE_HEADER} must be UTF-8 text") from None
+    for name, value in ((NAMESPACE_HEADER, header), ("?namespace=", query)):
+        if value is not None and not value.strip():
+            raise ApiError(400, "bad_input", f"{name} names no namespace; leave it out for the default")
+    if header is not None and query is not None and header != query:
+        raise ApiError(400, "bad_input", f"{NAMESPACE_HEADER} ({header!r}) and ?namespace= ({query!r}) name "
+                                         "different namespaces; name one")
+    return header if header is not None else query
