@@ -167,6 +167,11 @@ def test_api_keys_scope_every_request(server: Running) -> None:
         assert reader.get("/v1/memories").json()["results"][0]["text"] == "Alice's note."
         assert error(reader.post("/v1/memories", json={"text": "no"})) == (403, "forbidden")
         assert error(reader.delete(f"/v1/memories/{bob_id}")) == (403, "forbidden")
+    with server.client(alice_r, **{"X-API-Key": bob_w}) as both:  # two keys: neither is guessed
+        answer = both.get("/v1/memories")
+        assert error(answer) == (400, "bad_input") and "different keys" in answer.json()["error"]["message"]
+    with server.client(alice_r, **{"X-API-Key": alice_r}) as same:
+        assert same.get("/v1/memories").status_code == 200
     with server.client(multi) as admin:
         assert error(admin.get("/v1/memories")) == (400, "bad_input")  # must name one of its namespaces
         bob_page = admin.get("/v1/memories", params={"namespace": "bob"}).json()

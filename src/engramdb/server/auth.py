@@ -39,11 +39,14 @@ class Caller:
 
 
 def presented_secret(headers: Mapping[str, str]) -> str | None:
-    """The key from ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``."""
+    """The key from ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``; two different keys
+    are a bad request (the second used to be ignored, whichever the client meant)."""
     authorization = headers.get("authorization")
-    if authorization and authorization.lower().startswith("bearer "):
-        return authorization[7:].strip() or None
-    return headers.get("x-api-key") or None
+    bearer = authorization[7:].strip() if authorization and authorization.lower().startswith("bearer ") else None
+    api_key = headers.get("x-api-key")
+    if bearer and api_key and bearer != api_key:
+        raise ApiError(400, "bad_input", "Authorization and X-API-Key hold different keys; send one")
+    return bearer or api_key or None
 
 
 def authenticate(keys: KeyStore, headers: Mapping[str, str]) -> ApiKey | None:
