@@ -320,6 +320,16 @@ def test_a_namespace_named_twice_differently_or_empty_is_a_bad_request(server: R
     assert server.memory.stats()["namespaces"].keys() == {"a"}
 
 
+def test_turns_may_be_chat_messages(server: Running) -> None:
+    """{"role", "content"} was 422 'speaker: Field required', though a conversation file's
+    messages are read so and the error of another route says "missing 'speaker' (or 'role')"."""
+    with server.client() as http:
+        sent = http.post("/v1/conversations/chat/turns", json={"turns": [
+            {"role": "user", "content": "I adopted a kitten named Miso."}, {"speaker": "assistant", "text": "Lovely!"}]})
+        assert sent.status_code == 200, sent.text
+    assert sorted(e.source.speaker for e in server.memory.list(filters={"kind": "turn"})) == ["assistant", "user"]
+
+
 def test_a_bad_turn_in_a_request_writes_none_of_its_turns(server: Running) -> None:
     turns = [{"speaker": "Ann", "text": "First turn about the picnic."},
              {"speaker": "Ben", "text": "Second turn, sounds good."},

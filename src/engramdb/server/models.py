@@ -91,8 +91,9 @@ class UpdateRequest(_Body):
 
 
 class TurnIn(_Body):
-    speaker: str
-    text: str
+    # A chat message's own fields are taken too ({"role", "content"}), as a conversation file's are.
+    speaker: str = Field(validation_alias=AliasChoices("speaker", "role"))
+    text: str = Field(validation_alias=AliasChoices("text", "content"))
     timestamp: str | None = None
     turn_id: str | None = None
 
