@@ -272,3 +272,19 @@ def test_both_backends_read_a_question_about_now_and_before_alike(store_target: 
     for result, asks in ((now, "now"), (before, "before")):
         (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
         assert stage["asks"] == asks and stage["moved"]
+
+
+@pytest.mark.parametrize("notes, question, expected", [
+    ([("2022-01-01", "我在华为工作。"), ("2024-06-01", "我跳槽去了腾讯上班。")], "我现在在哪里工作？", "腾讯"),
+    ([("2022-01-01", "我在华为工作。"), ("2024-06-01", "我跳槽去了腾讯上班。")], "Where do I work now?", "腾讯"),
+    ([("2020-01-01", "My blood type is O positive."), ("2026-11-01", "I bought a new road bike.")],
+     "What is my blood type now?", "blood type"),  # nothing comparable: the newer note stays behind
+])
+def test_a_store_of_a_few_notes_answers_about_now_too(tmp_path: Path, notes: list[tuple[str, str]], question: str,
+                                                      expected: str) -> None:
+    """Two rows are always two of their standard deviations apart, so in a store of two notes
+    the stage found nothing comparable and "where do I work now?" got the old job first."""
+    with Memory(tmp_path / "few.db") as mem:
+        mem.add([{"text": text, "timestamp": day} for day, text in notes])
+        hits = mem.search(question, k=2, now=NOW).hits
+        assert expected in hits[0].text, [h.text for h in hits]

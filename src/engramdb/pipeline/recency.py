@@ -58,6 +58,14 @@ if TYPE_CHECKING:
 MIN_GAP_S = 86_400.0
 
 
+#: A semantic list of fewer rows than this (a store of a few entries) spreads at least
+#: `FEW_ROWS_SPREAD`: two rows are always two of their own standard deviations apart, so in a
+#: store of two job notes ("我在华为工作", 0.895; "我跳槽去了腾讯上班", 0.875) nothing was ever
+#: comparable. e5-small's cosines over a full list of 100 spread 0.014-0.054 (p10-p90, three
+#: dev sets; median 0.019-0.037); a full list is never floored.
+FEW_ROWS, FEW_ROWS_SPREAD = 20, 0.03
+
+
 @dataclass(frozen=True, slots=True)
 class RecencyConfig:
     """For questions about now, among the best `pool` candidates: comparably relevant within
@@ -92,6 +100,8 @@ class RecencyStage:
             return candidates
         semantic = [score for _, score in ctx.recalled.get("semantic", [])]
         spread = statistics.pstdev(semantic) if len(semantic) > 1 else 0.0
+        if 1 < len(semantic) < FEW_ROWS:
+            spread = max(spread, FEW_ROWS_SPREAD)
         if not spread:
             rec["skipped"] = "no semantic scores to compare relevance with"
             return candidates
