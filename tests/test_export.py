@@ -222,3 +222,27 @@ def test_export_into_a_missing_folder_is_one_clear_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--db", str(db), "export", "-o", str(tmp_path / "no" / "x.jsonl")])
     assert result.exit_code == 1
     assert result.output.strip() == f"error: cannot write {tmp_path / 'no' / 'x.jsonl'}: No such file or directory"
+
+
+def test_export_into_a_pipe_writes_in_place(tmp_path: Path) -> None:
+    """-o names a FIFO (or /dev/stdout): the dump goes through it, never renamed over it (as
+    root, a rename over /dev/full replaced the device with a file)."""
+    import os
+    import stat
+    import threading
+
+    db, fifo = tmp_path / "s.db", tmp_path / "pipe"
+    with Memory(db, embedder="minilm") as mem:
+        mem.add([Entry(text="tea"), Entry(text="coffee")])
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = CliRunner().invoke(main, ["--db", str(db), "export", "-o", str(fifo)])
+    reader.join(timeout=120)
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    lines = [json.loads(line) for line in received[0].decode().splitlines()]
+    assert sorted(line["entry"]["text"] for line in lines if "entry" in line) == ["coffee", "tea"]
+    folder = CliRunner().invoke(main, ["--db", str(db), "export", "-o", str(tmp_path)])
+    assert folder.exit_code == 1 and folder.output.strip() == f"error: cannot write {tmp_path}: it is a folder"

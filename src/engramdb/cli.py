@@ -8,6 +8,7 @@ import re
 import sys
 import tempfile
 import time
+import contextlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -207,9 +208,19 @@ def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) ->
     """Write the namespace as JSONL: every entry with all its fields, and its history
     (`engram import` reads it back). Streams; constant memory."""
     with _memory(ctx, must_exist=True, reads_only=True) as mem:
-        if output is None:
-            for line in mem.export(all_namespaces=all_namespaces):
-                sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+        if output is None or (output.exists() and not output.is_file()):
+            # stdout, or a device or pipe named as a file (/dev/stdout, a FIFO): written in place,
+            # never renamed over.
+            try:
+                with (open(output, "w", encoding="utf-8") if output else contextlib.nullcontext(sys.stdout)) as handle:
+                    for line in mem.export(all_namespaces=all_namespaces):
+                        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            except IsADirectoryError:
+                raise EngramError(f"cannot write {output}: it is a folder") from None
+            except OSError as exc:
+                if isinstance(exc, BrokenPipeError):
+                    raise
+                raise EngramError(f"cannot write {output or 'stdout'}: {exc.strerror or exc}") from None
             return
         # Into a file beside the target, renamed over it only once the dump is whole: an export
         # that fails (a damaged store, a full disk, Ctrl-C) leaves the previous backup as it was.
