@@ -246,3 +246,13 @@ def test_export_into_a_pipe_writes_in_place(tmp_path: Path) -> None:
     assert sorted(line["entry"]["text"] for line in lines if "entry" in line) == ["coffee", "tea"]
     folder = CliRunner().invoke(main, ["--db", str(db), "export", "-o", str(tmp_path)])
     assert folder.exit_code == 1 and folder.output.strip() == f"error: cannot write {tmp_path}: it is a folder"
+
+
+def test_export_through_a_link_writes_the_file_it_names(tmp_path: Path) -> None:
+    db, real, link = tmp_path / "s.db", tmp_path / "real.jsonl", tmp_path / "latest.jsonl"
+    with Memory(db, embedder="minilm") as mem:
+        mem.add([Entry(text="tea")])
+    real.write_text("old\n", encoding="utf-8")
+    link.symlink_to(real)
+    assert CliRunner().invoke(main, ["--db", str(db), "export", "-o", str(link)]).exit_code == 0
+    assert link.is_symlink() and "tea" in real.read_text(encoding="utf-8")

@@ -224,15 +224,16 @@ def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) ->
             return
         # Into a file beside the target, renamed over it only once the dump is whole: an export
         # that fails (a damaged store, a full disk, Ctrl-C) leaves the previous backup as it was.
+        target = output.resolve() if output.is_symlink() else output  # a link's file, not the link
         try:
-            fd, name = tempfile.mkstemp(dir=output.resolve().parent, prefix=f".{output.name}.", suffix=".partial")
+            fd, name = tempfile.mkstemp(dir=target.resolve().parent, prefix=f".{target.name}.", suffix=".partial")
         except OSError as exc:
             raise EngramError(f"cannot write {output}: {exc.strerror or exc}") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 for line in mem.export(all_namespaces=all_namespaces):
                     handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            os.replace(name, output)
+            os.replace(name, target)
         except OSError as exc:
             raise EngramError(f"cannot write {output}: {exc.strerror or exc}") from None
         finally:
