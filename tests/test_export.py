@@ -256,3 +256,18 @@ def test_export_through_a_link_writes_the_file_it_names(tmp_path: Path) -> None:
     link.symlink_to(real)
     assert CliRunner().invoke(main, ["--db", str(db), "export", "-o", str(link)]).exit_code == 0
     assert link.is_symlink() and "tea" in real.read_text(encoding="utf-8")
+
+
+def test_an_export_keeps_the_backups_permissions(tmp_path: Path) -> None:
+    import os
+
+    db, backup, fresh = tmp_path / "s.db", tmp_path / "backup.jsonl", tmp_path / "fresh.jsonl"
+    with Memory(db, embedder="minilm") as mem:
+        mem.add([Entry(text="tea")])
+    backup.write_text("old\n", encoding="utf-8")
+    backup.chmod(0o640)
+    for target in (backup, fresh):
+        assert CliRunner().invoke(main, ["--db", str(db), "export", "-o", str(target)]).exit_code == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (backup.stat().st_mode & 0o777, fresh.stat().st_mode & 0o777) == (0o640, 0o666 & ~umask)

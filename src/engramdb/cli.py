@@ -233,12 +233,23 @@ def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) ->
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 for line in mem.export(all_namespaces=all_namespaces):
                     handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            os.chmod(name, _file_mode(target))  # mkstemp's 0600 -> the file's own, or a new file's
             os.replace(name, target)
         except OSError as exc:
             raise EngramError(f"cannot write {output}: {exc.strerror or exc}") from None
         finally:
             if os.path.exists(name):
                 os.unlink(name)
+
+
+def _file_mode(path: Path) -> int:
+    """The permission bits of `path`, or those a new file gets under the process's umask."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 @main.command("migrate")
