@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -211,3 +213,19 @@ def test_stored_text_cannot_drive_the_terminal(run):
         assert "PWNED" not in output and "ZWNo" not in output, args
     shown = run("list", "--json").output  # --json keeps the text, escaped
     assert [e["text"] for e in json.loads(shown)["results"]] == [text]
+
+
+def test_text_in_another_encoding_is_named_where_the_user_gave_it(run, tmp_path: Path):
+    """A Latin-1 byte in an argument or on stdin was "item 1: … not valid Unicode (a lone
+    surrogate …)" — for stdin's line 3 too. Now its TEXT or stdin line, and the byte."""
+    bad = run("add", "ok", "caf\udce9 au lait")  # how Python hands over argv bytes it cannot decode
+    assert bad.exit_code == 1
+    assert bad.output.strip() == ("error: TEXT 2 is not valid UTF-8 (byte 0xe9 at position 3; is the terminal or "
+                                  "file in another encoding?)")
+    # a real process reading real bytes on stdin, on the fixture's store
+    piped = subprocess.run([sys.executable, "-c", "from engramdb.cli import main; main()", "--db", str(tmp_path / "cli.db"),
+                            "--embedder", "minilm", "add", "first", "-"],
+                           input=b"good line\n\n\xe9t\xe9 line\n", capture_output=True, timeout=300)
+    assert piped.returncode == 1
+    assert piped.stderr.decode().startswith("error: stdin line 3 is not valid UTF-8 (byte 0xe9"), piped.stderr
+    assert run("list", "--json").output.count('"id"') == 0  # nothing written

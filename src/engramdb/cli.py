@@ -22,10 +22,11 @@ from rich.tree import Tree
 from . import __version__
 from .conversation import EXTRACTORS
 from .cli_text import echo, printable
-from .errors import EngramError
+from .errors import EngramError, InputError
 from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
 from .model import Entry, Source, timestamp_epoch
+from .validation import check_unicode
 from .pipeline.presets import CHANNELS
 from .store.base import Filters
 from .store.open import backend_of, can_write, redact, store_exists
@@ -138,13 +139,26 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
     """Add one entry per TEXT; a TEXT of - reads one entry per non-blank line from stdin, in its place."""
     if texts.count("-") > 1:
         raise click.UsageError("- (stdin) may be given once")
+    # Each text with what an error calls it: "TEXT 2", "stdin line 3" (blank lines counted).
+    named = [(f"TEXT {i}", t) for i, t in enumerate(texts, start=1)]
     if "-" in texts:  # `engram add first - last`: stdin's lines where the dash stands, as `cat a - b`
         at = texts.index("-")
         piped = sys.stdin.read().removeprefix("\ufeff")  # a byte-order mark is not the first entry's
-        lines = tuple(line.rstrip("\r") for line in piped.split("\n") if line.strip())
-        texts = texts[:at] + lines + texts[at + 1:]
-    if not texts:
+        lines = [(f"stdin line {n}", line.rstrip("\r")) for n, line in enumerate(piped.split("\n"), start=1)
+                 if line.strip()]
+        named = named[:at] + lines + named[at + 1:]
+    if not named:
         raise click.UsageError("give at least one TEXT (or - for stdin)")
+    for label, text in named:  # before anything is written, named as the user gave it
+        undecoded = next((i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
+        if undecoded is not None:  # a byte Python could not read as UTF-8 (its surrogateescape)
+            raise InputError(f"{label} is not valid UTF-8 (byte 0x{ord(text[undecoded]) - 0xDC00:02x} at position "
+                             f"{undecoded}; is the terminal or file in another encoding?)")
+        try:
+            check_unicode(text, label)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+    texts = tuple(text for _, text in named)
     metadata = parse_meta(meta)
     entries = [
         Entry(text=t, kind=kind, persons=list(persons), entities=list(entities), keywords=list(keywords),
