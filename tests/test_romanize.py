@@ -46,6 +46,11 @@ def test_no_surname_no_name() -> None:
     # ordinary words that open with a surname's character are not names
     ("王国的历史很长，我很高兴", []), ("小麦价格涨了", []), ("黎明时分出发", []), ("曾任教于北大", []),
     ("The server is down", []),
+    # 小 / 老 before a given name's character, as friends call each other; not 小时, 小心, 老师, nor
+    # a 小 and a word that meet across a word boundary (大小 | 明显, 从小 | 美术, 很小 | 明天)
+    ("我和小美去看电影", ["小美"]), ("小明昨天生病了", ["小明"]), ("小芳和老王一起吃饭", ["小芳", "老王"]),
+    ("大小明显不同", []), ("从小美术就很好", []), ("他的个子很小明天再说", []), ("我们小时候住在这里", []),
+    ("老师说小心", []), ("小白兔很可爱", []),
 ])
 def test_chinese_names_in_a_text(text: str, names: list[str]) -> None:
     assert chinese_names(text) == names
@@ -353,3 +358,15 @@ def test_engram_reindex_reports_what_it_did(tmp_path: Path) -> None:
     assert out.exit_code == 0 and out.output.startswith("reindexed 3 of 3 entries in 2 namespaces"), out.output
     missing = runner.invoke(main, ["--db", str(tmp_path / "nowhere.db"), "reindex"])
     assert missing.exit_code != 0 and "nowhere.db" in missing.output
+
+
+def test_a_nickname_of_a_given_name_is_found_across_scripts(tmp_path: Path) -> None:
+    """小美 and 小明 were no names (only 小 before a surname was: 小李), so "Xiao Mei" and "Xiao
+    Ming" found the English notes about Xiao Chen and Xiao Ming first, and 小明 the Chinese ones."""
+    with Memory(tmp_path / "nick.db") as mem:
+        ids = mem.add(["小美上周开始学钢琴，每周二上课。", "Xiao Chen started guitar lessons last month.",
+                       "小明的生日是十月三号。", "Jenny's birthday is on 3 May.", "Xiao Ming moved to Chengdu for a new job.",
+                       "小李在成都找到了新工作。"])
+        assert mem.search("What instrument is Xiao Mei learning?", k=1).hits[0].id == ids[0]
+        assert mem.search("When is Xiao Ming's birthday?", k=1).hits[0].id == ids[2]
+        assert mem.search("小明搬去哪里了？", k=1).hits[0].id == ids[4]

@@ -26,7 +26,9 @@ unknown to jieba's dictionary or tagged there as a person's name (``nr``) and no
 knows only as common words: :func:`common_words`); a compound surname jieba cuts from
 its given name (欧阳 | 娜娜) is joined back, and a two-character name jieba glued to a verb
 (王芳教) is read as well; 老王 and 小林 (a surname after "old" or "little", as friends name
-each other) are names too. A surname is read as a surname (单 shan, 曾 zeng); the given name
+each other) are names too, and so are 小美 and 小明 (小 / 老 before a given name's character: a
+jieba token whose first two characters are no dictionary word, so not 小时 or 老师; "Xiao Mei",
+"Xiao Ming" in Latin letters when capitalised). A surname is read as a surname (单 shan, 曾 zeng); the given name
 as pypinyin reads it, ü as u (吕 lu). A false name costs little: its key only matches a
 question that names that very person.
 
@@ -196,6 +198,20 @@ def _nicknames(run: str) -> list[str]:
             if run[i] in _NICKNAME_PREFIX and run[i + 1] in _SINGLE and run[i:i + 2] not in _NOT_NICKNAMES]
 
 
+def _given_nickname(token: str) -> str | None:
+    """小美, 小明, 老K…: "little" or "old" before a given name's character, as friends call each
+    other, read from a jieba token (小明, or 小美去 with a verb glued on) whose first two
+    characters are no dictionary word (小时, 小心, 老师 are); a surname after 小 / 老 is read by
+    `_nicknames` already."""
+    if not 2 <= len(token) <= 3 or token[0] not in _NICKNAME_PREFIX or not _CJK_RUN.fullmatch(token):
+        return None
+    pair = token[:2]
+    if (len(token) == 3 and token[2] not in _GLUED) or pair[1] in _SINGLE or pair in _NOT_NICKNAMES \
+            or get_jieba().dt.FREQ.get(pair, 0):
+        return None
+    return pair
+
+
 def _surname(token: str) -> str | None:
     if token[:2] in _COMPOUND and len(token) >= 3:
         return token[:2]
@@ -234,7 +250,8 @@ def _readings(name: str) -> tuple[str, tuple[str, ...]] | None:
     """(surname reading, given-name syllables) of a Chinese name, None for a non-name."""
     from pypinyin import Style, lazy_pinyin
 
-    if len(name) == 2 and name[0] in _NICKNAME_PREFIX and name[1] in _SINGLE:
+    if len(name) == 2 and name[0] in _NICKNAME_PREFIX and _CJK_RUN.fullmatch(name[1]) \
+            and (name[1] in _SINGLE or _given_nickname(name) == name):
         return _NICKNAME_PREFIX[name[0]], (_SURNAME_READING.get(name[1]) or _plain(lazy_pinyin(name[1], style=Style.NORMAL)[0]),)
     surname = _surname(name) if name and _CJK_RUN.fullmatch(name) else None
     if surname is None or len(name) == len(surname):
@@ -288,6 +305,8 @@ def chinese_names(text: str) -> list[str]:
                 found.setdefault(token[:2], None)  # 王芳教, 孙丽开: a two-character name and a verb
             if token not in found and is_name(token):
                 found[token] = None
+            if (nickname := _given_nickname(token)) is not None:
+                found.setdefault(nickname, None)
         for nickname in _nicknames(run):
             found.setdefault(nickname, None)
     return list(found)
@@ -403,7 +422,8 @@ def latin_names(text: str, capitalised_only: bool = False) -> list[tuple[str, tu
                 continue
             span = words[start:end + 1]
             keys = []
-            if prefixed and surname[end]:
+            # "Lao Wang", and "Xiao Ming" / "Xiao Mei" written with capitals (小明: a given name)
+            if prefixed and (surname[end] or (capital[start] and capital[end] and span[1] in _SYLLABLES)):
                 keys.append(span[0] + span[1])
             for family, given in ((span[0], span[1:]), (span[-1], span[:-1])):
                 # A given name is one or two characters; a surname that is also an English
