@@ -89,6 +89,8 @@ def test_mcp_tools_end_to_end(tmp_path: Path) -> None:
             assert coerced.is_error and coerced.content[0].text.startswith(f"memory_search: {next(iter(loose))}:")
         both = await session.call_tool("memory_search", {"query": "vault", "q": "other"})
         assert both.is_error and "query and q name the same argument" in both.content[0].text
+        twice = await session.call_tool("memory_get", {"ids": [bob_id], "id": bob_id})  # it listed the entry twice
+        assert twice.is_error and "ids and id name the same argument" in twice.content[0].text
         meta = await session.call_tool("memory_add", {"text": "x", "metadata": "notadict"})
         assert meta.is_error and meta.content[0].text.startswith("memory_add: metadata:")
         for extra in ({"bogus": 1}, {"namespace": "bob"}):

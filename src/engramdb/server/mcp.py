@@ -358,6 +358,8 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
                    id: Annotated[str | None, Field(description="One id to read (or give ids).")] = None
                    ) -> Annotated[CallToolResult, GetResult]:
         ns = scope(ctx, "read", "memory_get")
+        if ids is not None and id is not None:  # as memory_search's query and q: one argument, two names
+            raise InputError("ids and id name the same argument; give one")
         wanted = list(ids or []) + ([id] if id else [])
         if not wanted:
             raise InputError("give ids (or id)")
