@@ -501,7 +501,8 @@ class Memory:
         skips the preset's LLM reflection rounds for this query; ``explain`` adds each
         stage's candidates (entry ids with per-channel scores) to ``result.trace``.
         ``context=n`` gives each conversation-turn hit the ``n`` turns before and after it
-        in its session (``hit.context``, offsets -n..n), within the same scope and filters.
+        in its session (``hit.context``, offsets -n..n), within the same scope and filters; a
+        fact hit gets none (its ``derived_from`` names the turns it was restated from).
         """
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be a non-empty string")
