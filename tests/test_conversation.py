@@ -506,6 +506,21 @@ def test_a_fact_and_the_turn_it_restates_take_one_place_in_the_hits(mem: Memory)
     assert group["derived_dropped"] >= 1
 
 
+def test_a_fact_from_a_question_and_its_answer_takes_the_questions_place(mem: Memory) -> None:
+    """"Do you still live with Mei?" ranked first and the fact that says the answer second: a fact
+    from two turns was kept beside one of them, so the two took two places."""
+    mem.add_conversation([("Sam", "Do you still live with Mei?"), ("Lin", "No, Mei moved to Seattle in January."),
+                          ("Sam", "Next month I'm running the Oakland half marathon.")],
+                         session_id="s2", session_time="2024-03-25T09:00:00")
+    question = "Where does Mei live these days?"
+    both = mem.search(question, k=3, preset=NO_GROUP).hits
+    assert both[0].entry.kind == "turn" and both[0].text.endswith("Do you still live with Mei?")  # the case
+    hits = mem.search(question, k=3).hits
+    assert hits[0].entry.kind == "fact" and "Seattle" in hits[0].text
+    assert hits[0].score == both[0].score  # the question's rank, and its score
+    assert [h.entry.kind for h in hits[1:]] == ["turn"] and "marathon" in hits[1].text
+
+
 def test_openai_messages_without_text_are_counted_not_dropped_silently(mem: Memory, tmp_path: Path) -> None:
     """A tool-call-only or empty message is skipped, and the report says how many and why;
     content-part lists (Chat Completions, Responses, Assistants shapes) are read as text."""

@@ -176,18 +176,35 @@ def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
 def _one_per_evidence(candidates: list[Candidate]) -> list[Candidate]:
     """A fact and the turns it was derived from are one piece of evidence: going best first,
     drop a turn that a better fact came from, and a fact whose every source turn (or a
-    better fact from the same turns) is already above it. So ten hits are ten things said,
+    better fact from the same turns) is already above it; a fact that says more than the
+    turns above it (a question's and its answer's) takes the place of the first. So ten hits are ten things said,
     not a turn and its restatement; the fact keeps its `derived_from` ids for the turn."""
     shown: set[str] = set()
     out: list[Candidate] = []
     for c in candidates:
         assert c.entry is not None  # the pool's entries are attached
-        stands_for = set(c.entry.derived_from) or {c.entry.id or str(c.rowid)}
+        stands_for = _stands_for(c)
         if stands_for <= shown:
             continue
+        if c.entry.derived_from and stands_for & shown:
+            # A fact restated from a question and its answer, below the question's turn: the
+            # question alone does not answer, the fact says both, so it takes the turn's place
+            # (and rank) rather than a second one.
+            at = next((i for i, o in enumerate(out) if _stands_for(o) <= stands_for), None)
+            if at is not None:
+                out[at] = replace(c, score=out[at].score)
+                out = [o for i, o in enumerate(out) if i <= at or not _stands_for(o) <= stands_for]
+                shown |= stands_for
+                continue
         shown |= stands_for
         out.append(c)
     return out
+
+
+def _stands_for(c: Candidate) -> set[str]:
+    """The turns a candidate says: a fact's sources, else the entry itself."""
+    assert c.entry is not None
+    return set(c.entry.derived_from) or {c.entry.id or str(c.rowid)}
 
 
 def _minmax(values: np.ndarray) -> np.ndarray:
