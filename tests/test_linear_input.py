@@ -192,3 +192,14 @@ def test_news_about_someone_else_is_told_in_linear_time() -> None:
         return _someone_else(text, text.replace("'s", ""))  # every name known: no early exit
     assert not check(names(4000)) and _someone_else(names(4000), "")
     assert _growth(check, names, 4000) < MAX_GROWTH
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: "I went" + " ," * (n // 2) + "x, ok?",  # separators repeated: backtracked exponentially
+    lambda n: "I went" + " so," * (n // 4) + " right?",  # lead-in words to strip, one by one
+    lambda n: "我下周去上海出差" + "，所以" * (n // 3) + "，你知道吗？",
+], ids=["separators", "fillers", "chinese-fillers"])
+def test_the_news_a_question_opens_with_is_read_in_linear_time(make: Callable[[int], str]) -> None:
+    from engramdb.conversation.extract import _stated_before_question
+
+    assert _growth(_stated_before_question, make, 2_000) < MAX_GROWTH

@@ -118,7 +118,7 @@ def _stated_before_question(sentence: str) -> str | None:
         if _ASKING_EN.match(clause) or _ASKING_ZH.search(clause):
             break
         stated.append(clause)
-    text = _TRAILING_FILLER.sub("", "".join(stated))
+    text = _without_trailing_filler("".join(stated))
     # News is the speaker's own: "Nature is so special, huh?" or "You love that bar, don't you?"
     # open a question with an opinion or a guess, not with something to remember.
     return text if _FIRST_PERSON.search(text) else None
@@ -128,9 +128,28 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i['’](?:m|ve|d|ll)|me|my|mine)\b|我", re.
 
 
 # What a clause may end with that only leads into the question: "So, what's next?", "I mean, who
-# doesn't?", "所以，你觉得呢？".
-_TRAILING_FILLER = re.compile(r"(?:[\s,，;；、\-–—]+|\b(?:so|and|but|or|well|anyway|anyways|i mean|you know|like|then|"
-                              r"speaking of which|by the way|btw)\b|所以|那么|那|然后|不过|但是|对了)+$", re.IGNORECASE)
+# doesn't?", "所以，你觉得呢？". One word at a time, read off the last characters only: a pattern
+# repeating separators and words to the end backtracks exponentially on ", , , … x".
+_FILLER_END = re.compile(r"(?:\b(?:so|and|but|or|well|anyway|anyways|i mean|you know|like|then|speaking of which|"
+                         r"by the way|btw)|所以|那么|那|然后|不过|但是|对了)$", re.IGNORECASE)
+_SEPARATORS = " \t\n,，;；、-–—"
+_LONGEST_FILLER = 20  # characters: "speaking of which" and a word boundary before it
+
+
+def _without_trailing_filler(text: str) -> str:
+    """`text` without the separators and lead-in words it ends with (linear in its length:
+    an end index moves back, nothing is copied until the end)."""
+    end = len(text)
+    while True:
+        while end and text[end - 1] in _SEPARATORS:
+            end -= 1
+        start = max(0, end - _LONGEST_FILLER)
+        found = _FILLER_END.search(text, start, end)
+        # A match at the window's start may be a longer word's end ("also" has "so"): not a filler.
+        if found is None or (found.start() == start and start > 0 and text[start - 1].isalnum()
+                             and text[start].isalnum()):
+            return text[:end]
+        end = found.start()
 
 
 def _content_terms(sentence: str) -> list[str]:
