@@ -521,6 +521,26 @@ def test_a_fact_from_a_question_and_its_answer_takes_the_questions_place(mem: Me
     assert [h.entry.kind for h in hits[1:]] == ["turn"] and "marathon" in hits[1].text
 
 
+def test_a_turn_said_in_the_window_about_a_day_before_it_is_not_in_the_window(mem: Memory) -> None:
+    """"I went to the dentist yesterday", said on 11 March, is about the 10th (its fact says so);
+    asked what Kim did on the 11th, the turn got the window's boost by when it was said and ranked
+    above "I bought a new bike today"."""
+    mem.add_conversation([("Kim", "I went to the dentist yesterday."), ("Lee", "Poor you.")], session_id="a",
+                         session_time="2024-03-11T20:00:00")
+    mem.add_conversation([("Kim", "I bought a new bike today."), ("Lee", "Nice one.")], session_id="b",
+                         session_time="2024-03-11T21:00:00")
+    mem.add_conversation([("Kim", "I'm cooking pasta tonight."), ("Lee", "Enjoy.")], session_id="c",
+                         session_time="2024-03-12T18:00:00")
+    for question in ("What did Kim do yesterday?", "Kim昨天做了什么？"):
+        result = mem.search(question, k=3, now="2024-03-12T19:00:00", explain=True)
+        assert "bike" in result.hits[0].text, [h.text for h in result.hits]
+        assert not any("dentist" in h.text and h.entry.kind == "turn" for h in result.hits)
+        group = next(s for s in result.trace["stages"] if s["stage"] == "group")
+        assert group["dated_elsewhere"] == 1
+    on_the_tenth = mem.search("What did Kim do on 10 March 2024?", k=1, now="2024-03-12T19:00:00").hits
+    assert "dentist" in on_the_tenth[0].text  # the fact, dated the day it tells of
+
+
 def test_openai_messages_without_text_are_counted_not_dropped_silently(mem: Memory, tmp_path: Path) -> None:
     """A tool-call-only or empty message is skipped, and the report says how many and why;
     content-part lists (Chat Completions, Responses, Assistants shapes) are read as text."""

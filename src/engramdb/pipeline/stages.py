@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..conversation.extract import is_small_talk
-from ..model import Candidate, ChannelScore, Hit
+from ..model import Candidate, ChannelScore, Hit, timestamp_epoch
 from ..plan.base import PlanContext, Planner
 from ..store.base import Store
 from ..text.tokenize import query_terms
@@ -111,6 +111,9 @@ class GroupStage:
         if conf.dedupe:
             pool = _dedupe(pool)
         if conf.derived:
+            if ctx.plan.has_window and ctx.plan.time_start is not None and ctx.plan.time_end is not None:
+                pool, rec["dated_elsewhere"] = _dated_by_their_facts(pool, ctx.plan.time_start.timestamp(),
+                                                                     ctx.plan.time_end.timestamp())
             before = len(pool)
             pool = _one_per_evidence(pool)
             rec["derived_dropped"] = before - len(pool)
@@ -171,6 +174,37 @@ def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
         seen.add(key)
         out.append(c)
     return out
+
+
+def _dated_by_their_facts(pool: list[Candidate], start: float, end: float) -> tuple[list[Candidate], int]:
+    """`pool` without the turns inside the question's window only by when they were said, whose
+    facts in the pool date what they tell outside it: "I went to the dentist yesterday", said on
+    11 March, is about 10 March, which its fact says; asked what happened on the 11th, the turn
+    took the window's boost and the fact's place. A turn with a fact inside the window, or one
+    undated, stays."""
+    outside: dict[str, bool] = {}  # turn id -> every dated fact of it in the pool is outside
+    for c in pool:
+        entry = c.entry
+        if entry is None or entry.kind != "fact" or not entry.derived_from:
+            continue
+        # Only a fact that resolved a time the turn said ("yesterday") dates its event apart.
+        begin = timestamp_epoch(entry.timestamp) if entry.metadata.get("time_expression") else None
+        if begin is None:
+            away = False
+        else:
+            finish = timestamp_epoch(entry.timestamp_end) or begin
+            inside = begin < end and (finish > start if finish > begin else begin >= start)
+            away = not inside
+        for turn in entry.derived_from:
+            outside[turn] = outside.get(turn, True) and away
+    kept = [c for c in pool if not (c.entry is not None and c.entry.kind == "turn" and outside.get(c.entry.id or "")
+                                    and _said_inside(c.entry.timestamp, start, end))]
+    return kept, len(pool) - len(kept)
+
+
+def _said_inside(timestamp: str | None, start: float, end: float) -> bool:
+    said = timestamp_epoch(timestamp)
+    return said is not None and start <= said < end
 
 
 def _one_per_evidence(candidates: list[Candidate]) -> list[Candidate]:
