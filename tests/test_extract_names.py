@@ -134,8 +134,8 @@ def test_a_question_that_only_asks_is_no_fact(tmp_path: Path, turn: str) -> None
 
 
 def test_common_words_load_first_in_a_fresh_process() -> None:
-    """common_words() reads jieba's tags under the module's lock: called before anything else
-    loaded them, it deadlocked on a plain Lock (the timeout only stops a hung run)."""
+    """common_words() reads jieba's tags itself: called before anything else loaded them, a
+    version that held the module's lock meanwhile deadlocked (the timeout only stops a hung run)."""
     import subprocess
     import sys
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
 import tempfile
 import time
-import contextlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -205,7 +205,7 @@ def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, 
         )
         for failure in report["failures"]:
             echo(f"warning: extraction failed for {failure.get('session_id')} turns "
-                       f"{failure.get('turns')}: {failure.get('error')} (kept as raw turns)", err=True)
+                 f"{failure.get('turns')}: {failure.get('error')} (kept as raw turns)", err=True)
     else:
         files = f"{report['files']} files, " if "files" in report else ""
         echo(
@@ -227,8 +227,7 @@ def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) ->
             # never renamed over.
             try:
                 with (open(output, "w", encoding="utf-8") if output else contextlib.nullcontext(sys.stdout)) as handle:
-                    for line in mem.export(all_namespaces=all_namespaces):
-                        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+                    _write_dump(mem, all_namespaces, handle)
             except IsADirectoryError:
                 raise EngramError(f"cannot write {output}: it is a folder") from None
             except OSError as exc:
@@ -245,8 +244,7 @@ def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) ->
             raise EngramError(f"cannot write {output}: {exc.strerror or exc}") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                for line in mem.export(all_namespaces=all_namespaces):
-                    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+                _write_dump(mem, all_namespaces, handle)
             os.chmod(name, _file_mode(target))  # mkstemp's 0600 -> the file's own, or a new file's
             os.replace(name, target)
         except OSError as exc:
@@ -254,6 +252,11 @@ def export_cmd(ctx: click.Context, all_namespaces: bool, output: Path | None) ->
         finally:
             if os.path.exists(name):
                 os.unlink(name)
+
+
+def _write_dump(mem: Memory, all_namespaces: bool, handle: Any) -> None:
+    for line in mem.export(all_namespaces=all_namespaces):
+        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 def _file_mode(path: Path) -> int:
@@ -286,9 +289,9 @@ def migrate_cmd(source: str, destination: str, into_nonempty: bool, as_json: boo
         _print_json(report)
     else:
         echo(f"migrated {report['source']} -> {report['destination']}: {report['entries']} entries in "
-                   f"{len(report['namespaces'])} namespaces ({report['written']} written, {report['unchanged']} "
-                   f"unchanged, {report['replaced']} replaced), {report['history']} history events "
-                   f"({report['history_restored']} restored); counts verified")
+             f"{len(report['namespaces'])} namespaces ({report['written']} written, {report['unchanged']} "
+             f"unchanged, {report['replaced']} replaced), {report['history']} history events "
+             f"({report['history_restored']} restored); counts verified")
 
 
 @main.command("add-turn")

@@ -127,5 +127,5 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
             print_json(report)
         else:
             echo(f"reindexed {report['reindexed']} of {report['entries']} entries in "
-                       f"{len(report['namespaces'])} namespaces ({report['skipped']} skipped: changed meanwhile "
-                       "or without a vector)")
+                 f"{len(report['namespaces'])} namespaces ({report['skipped']} skipped: changed meanwhile "
+                 "or without a vector)")

@@ -49,7 +49,7 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
             start, end = _day(row["start"]), _day(row["end"])
             span = start if start == end else f"{start} – {end}"
             echo(f"{row['session_id']}\t{_count(row['turns'], 'turn')}, {_count(row['facts'], 'fact')}\t"
-                       f"{', '.join(row['speakers']) or '-'}\t{span}")
+                 f"{', '.join(row['speakers']) or '-'}\t{span}")
 
     @main.command()
     @click.option("--field", type=click.Choice(TIMELINE_FIELDS), default="created", show_default=True,

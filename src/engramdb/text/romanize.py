@@ -44,8 +44,9 @@ from typing import Iterable
 
 from .tokenize import STOPWORDS_EN, get_jieba
 
-__all__ = ["HAN", "PINYIN", "SURNAMES", "chinese_names", "common_words", "is_common_word", "is_name", "latin_name_keys", "latin_names", "name_key",
-           "name_keys", "person_keys", "query_keys", "query_names", "romanize", "tag_keys"]
+__all__ = ["HAN", "PINYIN", "SURNAMES", "chinese_names", "common_words", "is_common_word", "is_name",
+           "latin_name_keys", "latin_names", "name_key", "name_keys", "person_keys", "query_keys", "query_names",
+           "romanize", "tag_keys"]
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
@@ -133,7 +134,7 @@ _SYLLABLES = frozenset((
     "zhuo zi zong zou zu zuan zui zun zuo "
 ).split())
 
-_lock = threading.RLock()  # common_words() reads _word_tags() while it holds it
+_lock = threading.Lock()
 _tags: dict[str, str] | None = None
 
 
@@ -150,9 +151,7 @@ def _word_tags() -> dict[str, str]:
     return _tags
 
 
-_common: frozenset[str] | None = None
-
-
+@lru_cache(maxsize=1)
 def common_words() -> frozenset[str]:
     """The words of three characters or more that jieba's dictionary tags as a person's name
     (``nr``) and CC-CEDICT knows only as common words, every reading lower-case: 马拉松
@@ -161,15 +160,6 @@ def common_words() -> frozenset[str]:
     surname and one character are as often a name as an obscure word (龙飞 "to promote", 高强
     "excellent"). Read from the installed CC-CEDICT once per process (~0.2 s), only when a text
     holds such a word; without the file, no word is vetoed."""
-    global _common
-    if _common is None:
-        with _lock:
-            if _common is None:
-                _common = frozenset(_read_common_words())
-    return _common
-
-
-def _read_common_words() -> set[str]:
     from .bilingual import dictionary_path  # bilingual imports this module: read lazily
 
     tags = _word_tags()
@@ -183,13 +173,14 @@ def _read_common_words() -> set[str]:
                     reading = rest[:rest.find("]")]
                     capitalised[word] = capitalised.get(word, False) or any(s[:1].isupper() for s in reading.split())
     except OSError:
-        return set()
-    return {word for word, proper in capitalised.items() if not proper}
+        return frozenset()
+    return frozenset(word for word, proper in capitalised.items() if not proper)
 
 
 def is_common_word(token: str) -> bool:
-    """Whether jieba's ``nr`` tag on `token` is wrong by CC-CEDICT (see :func:`common_words`)."""
-    return _word_tags().get(token, "").startswith("nr") and token in common_words()
+    """Whether jieba's ``nr`` tag on `token` is wrong by CC-CEDICT (see :func:`common_words`;
+    a shorter token never is, and never loads the list)."""
+    return len(token) >= 3 and _word_tags().get(token, "").startswith("nr") and token in common_words()
 
 
 def _nicknames(run: str) -> list[str]:
@@ -228,8 +219,9 @@ def is_name(token: str) -> bool:
     if not frequency or (token[:2] in _RARE_WORD_COMPOUND and len(token) > 2):
         return True
     tag = _word_tags().get(token, "")
-    return tag.startswith("nr") and (len(token) >= 3 or frequency < _NAME_WORD_FREQUENCY) \
-        and token not in common_words()
+    if len(token) >= 3:
+        return tag.startswith("nr") and token not in common_words()
+    return tag.startswith("nr") and frequency < _NAME_WORD_FREQUENCY
 
 
 def _given_name(token: str) -> bool:
@@ -250,8 +242,7 @@ def _readings(name: str) -> tuple[str, tuple[str, ...]] | None:
     """(surname reading, given-name syllables) of a Chinese name, None for a non-name."""
     from pypinyin import Style, lazy_pinyin
 
-    if len(name) == 2 and name[0] in _NICKNAME_PREFIX and _CJK_RUN.fullmatch(name[1]) \
-            and (name[1] in _SINGLE or _given_nickname(name) == name):
+    if len(name) == 2 and name[0] in _NICKNAME_PREFIX and (name[1] in _SINGLE or _given_nickname(name) == name):
         return _NICKNAME_PREFIX[name[0]], (_SURNAME_READING.get(name[1]) or _plain(lazy_pinyin(name[1], style=Style.NORMAL)[0]),)
     surname = _surname(name) if name and _CJK_RUN.fullmatch(name) else None
     if surname is None or len(name) == len(surname):
