@@ -308,7 +308,8 @@ def test_a_namespace_named_twice_differently_or_empty_is_a_bad_request(server: R
     with server.client() as http:
         assert http.post("/v1/memories?namespace=a", json={"entries": ["Alice lives in Berlin."]}).status_code == 200
         both = http.get("/v1/memories?namespace=a", headers={"X-Engram-Namespace": "b"})
-        assert error(both) == (400, "bad_input") and "name different namespaces" in both.json()["error"]["message"]
+        assert error(both) == (400, "bad_input") and both.json()["error"]["message"] == (
+            "X-Engram-Namespace ('b') and ?namespace= ('a') name different namespaces; name one")
         assert http.get("/v1/memories?namespace=a", headers={"X-Engram-Namespace": "a"}).json()["results"]
         for empty in (http.get("/v1/memories?namespace="), http.get("/v1/memories", headers={"X-Engram-Namespace": ""})):
             assert error(empty) == (400, "bad_input") and "names no namespace" in empty.json()["error"]["message"]

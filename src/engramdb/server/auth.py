@@ -96,11 +96,11 @@ def wanted_namespace(header: str | None, query: str | None) -> str | None:
         try:
             header = header.encode("latin-1").decode("utf-8")
         except (UnicodeEncodeError, UnicodeDecodeError):
-            raise ApiError(400, "bad_input", f"{NAMESPACE_HEADER} must be UTF-8 text") from None
-    for name, value in ((NAMESPACE_HEADER, header), ("?namespace=", query)):
+            raise ApiError(400, "bad_input", "X-Engram-Namespace must be UTF-8 text") from None
+    for name, value in (("X-Engram-Namespace", header), ("?namespace=", query)):
         if value is not None and not value.strip():
             raise ApiError(400, "bad_input", f"{name} names no namespace; leave it out for the default")
     if header is not None and query is not None and header != query:
-        raise ApiError(400, "bad_input", f"{NAMESPACE_HEADER} ({header!r}) and ?namespace= ({query!r}) name "
+        raise ApiError(400, "bad_input", f"X-Engram-Namespace ({header!r}) and ?namespace= ({query!r}) name "
                                          "different namespaces; name one")
     return header if header is not None else query
