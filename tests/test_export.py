@@ -271,3 +271,71 @@ def test_an_export_keeps_the_backups_permissions(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert (backup.stat().st_mode & 0o777, fresh.stat().st_mode & 0o777) == (0o640, 0o666 & ~umask)
+
+
+def _dump_of(tmp_path: Path) -> tuple[Path, list[dict]]:
+    db = tmp_path / "s.db"
+    with Memory(db, namespace="alice", embedder="minilm") as mem:
+        mem.add([Entry(text=f"note {i} about the garden") for i in range(5)])
+        mem.delete(mem.add(["a note deleted again"])[0])
+        lines = list(mem.export())
+    return db, lines
+
+
+def _write(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_dump_cut_short_is_refused_and_imports_nothing(tmp_path: Path) -> None:
+    """A dump ends with a line counting what it holds. Before it, a dump cut after some of its
+    lines (a full disk, a dropped /v1/export stream, a partial copy) restored the part that
+    arrived and reported success."""
+    _, lines = _dump_of(tmp_path)
+    assert lines[0]["engram_export"] == 2
+    assert lines[-1] == {"end": {"entries": 5, "history": sum("history" in x for x in lines)}}
+    target = tmp_path / "copy.db"
+    cases = {
+        "cut.jsonl": (lines[:4], "was cut short (no end line after 3 entries and 0 history events)"),
+        "no-history.jsonl": ([x for x in lines if "history" not in x], "the end line counts 5 entries and"),
+        "after-end.jsonl": (lines + [lines[1]], "a line after the dump's end line"),
+        "bad-end.jsonl": (lines[:-1] + [{"end": {"entries": "5", "history": 0}}], "the end line must be"),
+    }
+    for name, (content, message) in cases.items():
+        path = _write(tmp_path / name, content)
+        with Memory(target, embedder="minilm") as mem:
+            with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+                mem.import_path(path)
+            assert mem.store.count() == 0 and list(mem.store.iter_history(None)) == []
+        result = CliRunner().invoke(main, ["--db", str(target), "import", str(path)])
+        assert result.exit_code == 1 and message in result.output, result.output
+    with Memory(target, embedder="minilm") as mem:  # the whole dump restores
+        assert mem.import_path(_write(tmp_path / "whole.jsonl", lines))["written"] == 5
+
+
+def test_a_version_1_dump_without_an_end_line_still_imports(tmp_path: Path) -> None:
+    _, lines = _dump_of(tmp_path)
+    old = [{**lines[0], "engram_export": 1}] + [x for x in lines[1:] if "end" not in x]
+    with Memory(tmp_path / "copy.db", embedder="minilm") as mem:
+        report = mem.import_path(_write(tmp_path / "v1.jsonl", old))
+        assert report["written"] == 5 and report["namespaces"] == ["alice"]
+    with Memory(tmp_path / "other.db", embedder="minilm") as mem:  # an end line is not a version-1 line
+        with pytest.raises(InputError, match=r"v1b.jsonl:\d+: expected"):
+            mem.import_path(_write(tmp_path / "v1b.jsonl", old + [lines[-1]]))
+
+
+def test_a_dump_line_in_a_namespace_its_header_does_not_list_is_refused(tmp_path: Path) -> None:
+    """The header lists the namespaces a dump holds; a line from another one was restored into
+    a namespace the dump never named (without -n)."""
+    _, lines = _dump_of(tmp_path)
+    first = next(i for i, x in enumerate(lines) if "entry" in x)
+    moved = [dict(x) for x in lines]
+    moved[first] = {**lines[first], "entry": {**lines[first]["entry"], "namespace": "mallory"}}
+    event = next(i for i, x in enumerate(lines) if "history" in x)
+    logged = [dict(x) for x in lines]
+    logged[event] = {"history": {**lines[event]["history"], "namespace": "mallory"}}
+    for name, content in (("entry.jsonl", moved), ("event.jsonl", logged)):
+        with Memory(tmp_path / "copy.db", embedder="minilm") as mem:
+            with pytest.raises(InputError, match="namespace 'mallory' is not among the namespaces the header lists"):
+                mem.import_path(_write(tmp_path / name, content))
+            assert mem.store.count() == 0

@@ -379,16 +379,19 @@ def test_turns_import_and_export_over_http(server: Running, tmp_path: Path) -> N
         dump = http.get("/v1/export")
         assert dump.headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in dump.text.splitlines()]
-    assert lines[0]["engram_export"] == 1 and any(x.get("entry", {}).get("kind") == "turn" for x in lines)
+    assert lines[0]["engram_export"] == 2 and any(x.get("entry", {}).get("kind") == "turn" for x in lines)
+    entry_lines = sum("entry" in x for x in lines)
+    assert lines[-1] == {"end": {"entries": entry_lines, "history": sum("history" in x for x in lines)}}
     # Restore the dump into an empty server's namespace: the same entries come back.
     other = Running(tmp_path / "copy.db")
     try:
         key, _ = other.keys.create(["alice"], "admin")
         with other.client(key) as http:
+            cut = http.post("/v1/import", content=b"".join(dump.content.splitlines(keepends=True)[:-1]))
+            assert error(cut) == (400, "bad_input") and "cut short" in cut.json()["error"]["message"]
             restored = http.post("/v1/import", content=dump.content)
             assert restored.status_code == 200, restored.text
-            assert restored.json()["format"] == "export" and restored.json()["entries"] == len(lines) - 1 - sum(
-                1 for x in lines if "history" in x)
+            assert restored.json()["format"] == "export" and restored.json()["entries"] == entry_lines
             again = http.get("/v1/export").text.splitlines()
             assert [json.loads(x) for x in again[1:]] == lines[1:]
             bad = http.post("/v1/import", content=b'{"text": "fine"}\n{"text": 5}\n')

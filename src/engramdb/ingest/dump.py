@@ -6,7 +6,10 @@ A dump is JSONL: a header line ``{"engram_export": 1, "schema": …, "embedder":
 ids, ``created_at``, provenance, supersede links, expiry), in the store's rowid order — `list`'s,
 and the tie-break of equal scores — with ``place``, the entry's place in its session's order
 (`Store.iter_entries`; optional: a dump without it restores each entry where it is written), then ``{"history": {…}}`` lines (every
-logged event, also of deleted entries). Vectors are not written: the importing store embeds
+logged event, also of deleted entries), and last an ``{"end": {"entries": n, "history": m}}``
+line, so a dump cut short (a full disk, a dropped HTTP stream, a partial copy) is refused,
+not restored in part as if it were whole; a version-1 dump, written before the end line,
+is read without one. Vectors are not written: the importing store embeds
 the texts again with the model the header names (or its own), so a dump stays small and
 portable. Export streams from one read snapshot; import validates the whole file first, then
 writes batches of 256 entries (one transaction each) and the history, skipping what is
@@ -29,7 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store.base import Store
     from ..writer import Writer
 
-DUMP_VERSION = 1
+DUMP_VERSION = 2
+#: versions `read_dump` reads: 1 has no end line
+READABLE_VERSIONS = (1, 2)
 EVENTS = ("ADD", "UPDATE", "DELETE")
 
 
@@ -38,10 +43,14 @@ def export_lines(store: "Store", namespace: str | None) -> Iterator[dict[str, An
     namespaces = [namespace] if namespace is not None else list(store.namespaces())
     yield {"engram_export": DUMP_VERSION, "schema": int(SCHEMA_VERSION), "embedder": store.recorded_embedder(),
            "namespaces": namespaces, "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    entries = history = 0
     for entry, place in store.iter_entries(namespace):
+        entries += 1
         yield {"entry": entry.to_dict(), "place": place}
     for event in store.iter_history(namespace):
+        history += 1
         yield {"history": event}
+    yield {"end": {"entries": entries, "history": history}}
 
 
 def is_dump(first: Any) -> bool:
@@ -57,47 +66,74 @@ def read_dump(path: Path, namespace: str | None
     entries: list[Entry] = []
     places: dict[tuple[str, str], int] = {}
     events: list[dict[str, Any]] = []
+    listed: set[str] = set()
+    end: dict[str, Any] | None = None
     for number, obj in jsonl_objects(path):
         where = f"{path}:{number}"
         if header is None:
-            if not is_dump(obj) or obj["engram_export"] != DUMP_VERSION:
-                raise InputError(f"{where}: not an Engram export of version {DUMP_VERSION}")
+            if not is_dump(obj) or obj["engram_export"] not in READABLE_VERSIONS:
+                raise InputError(f"{where}: not an Engram export of version "
+                                 f"{' or '.join(map(str, READABLE_VERSIONS))}")
             header = obj
             recorded = obj.get("namespaces")
-            if not isinstance(recorded, list):
+            if not isinstance(recorded, list) or not all(isinstance(n, str) for n in recorded):
                 raise InputError(f"{where}: the header must list its namespaces")
             if namespace is not None and len(recorded) > 1:
                 raise InputError(f"{path} holds {len(recorded)} namespaces; import it without a namespace "
                                  "to restore each, or export one namespace")
+            listed = set(recorded)
+            continue
+        if end is not None:
+            raise InputError(f"{where}: a line after the dump's end line")
+        if isinstance(obj, dict) and set(obj) == {"end"} and header["engram_export"] >= 2:
+            end = _end(obj["end"], where)
             continue
         if not isinstance(obj, dict) or set(obj) not in ({"entry"}, {"entry", "place"}, {"history"}):
             raise InputError(f"{where}: expected {{\"entry\": …, \"place\": n}} or {{\"history\": …}}")
         try:
+            data = obj["entry"] if "entry" in obj else obj["history"]
+            if not isinstance(data, dict):
+                raise ValueError(f"{'an entry' if 'entry' in obj else 'a history event'} must be a JSON object")
+            source = data.get("namespace")
+            if source not in listed:  # a dump lists what it holds: anything else was edited in
+                raise ValueError(f"namespace {source!r} is not among the namespaces the header lists "
+                                 f"({', '.join(sorted(listed)) or 'none'})")
             if "entry" in obj:
-                data = obj["entry"]
-                if not isinstance(data, dict):
-                    raise ValueError("an entry must be a JSON object")
                 place = obj.get("place")
                 if place is not None and (isinstance(place, bool) or not isinstance(place, int)
                                           or not -2**63 <= place < 2**63):
                     raise ValueError("place must be a 64-bit integer")
-                target = namespace or data.get("namespace")
+                target = namespace or source
                 entry = Entry.from_dict({**data, "namespace": target}).normalized(target)
                 entries.append(entry)
                 if place is not None:
                     places[(entry.namespace, entry.id)] = place  # type: ignore[index]
             else:
-                events.append(_event(obj["history"], namespace))
+                events.append(_event(data, namespace))
         except (ValueError, TypeError, RecursionError) as exc:
             raise InputError(f"{where}: {exc}") from None
     if header is None:
         raise InputError(f"{path}: empty file, not an Engram export")
+    if header["engram_export"] >= 2:
+        read = {"entries": len(entries), "history": len(events)}
+        if end is None:
+            raise InputError(f"{path}: the dump was cut short (no end line after {read['entries']} entries and "
+                             f"{read['history']} history events); nothing was imported — export it again")
+        if end != read:
+            raise InputError(f"{path}: the end line counts {end['entries']} entries and {end['history']} history "
+                             f"events, the dump holds {read['entries']} and {read['history']}; nothing was imported")
     return header, entries, events, places
 
 
-def _event(data: Any, namespace: str | None) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise ValueError("a history event must be a JSON object")
+def _end(data: Any, where: str) -> dict[str, int]:
+    """The end line's counts, checked."""
+    if (not isinstance(data, dict) or set(data) != {"entries", "history"}
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in data.values())):
+        raise InputError(f"{where}: the end line must be {{\"end\": {{\"entries\": n, \"history\": m}}}}")
+    return {"entries": data["entries"], "history": data["history"]}
+
+
+def _event(data: dict[str, Any], namespace: str | None) -> dict[str, Any]:
     if data.get("event") not in EVENTS:
         raise ValueError(f"history event must be one of {', '.join(EVENTS)}")
     target = namespace or data.get("namespace")
