@@ -324,18 +324,16 @@ def test_a_version_1_dump_without_an_end_line_still_imports(tmp_path: Path) -> N
             mem.import_path(_write(tmp_path / "v1b.jsonl", old + [lines[-1]]))
 
 
-def test_a_dump_line_in_a_namespace_its_header_does_not_list_is_refused(tmp_path: Path) -> None:
-    """The header lists the namespaces a dump holds; a line from another one was restored into
-    a namespace the dump never named (without -n)."""
-    _, lines = _dump_of(tmp_path)
-    first = next(i for i, x in enumerate(lines) if "entry" in x)
-    moved = [dict(x) for x in lines]
-    moved[first] = {**lines[first], "entry": {**lines[first]["entry"], "namespace": "mallory"}}
-    event = next(i for i, x in enumerate(lines) if "history" in x)
-    logged = [dict(x) for x in lines]
-    logged[event] = {"history": {**lines[event]["history"], "namespace": "mallory"}}
-    for name, content in (("entry.jsonl", moved), ("event.jsonl", logged)):
-        with Memory(tmp_path / "copy.db", embedder="minilm") as mem:
-            with pytest.raises(InputError, match="namespace 'mallory' is not among the namespaces the header lists"):
-                mem.import_path(_write(tmp_path / name, content))
-            assert mem.store.count() == 0
+def test_history_of_a_namespace_without_entries_restores(tmp_path: Path) -> None:
+    """An export of every namespace lists those holding entries, and carries the history of
+    one whose entries were all deleted: that dump restores whole, history included."""
+    with Memory(tmp_path / "s.db", embedder="minilm") as mem:
+        [gone] = mem.add(["gone soon"], namespace="x")
+        mem.delete(gone, namespace="x")
+        mem.add(["stays"], namespace="y")
+        lines = list(mem.export(all_namespaces=True))
+    assert lines[0]["namespaces"] == ["y"] and {x["history"]["namespace"] for x in lines if "history" in x} == {"x", "y"}
+    with Memory(tmp_path / "copy.db", embedder="minilm") as mem:
+        report = mem.import_path(_write(tmp_path / "all.jsonl", lines))
+        assert (report["written"], report["history_restored"]) == (1, 3)
+        assert [e.event for e in mem.history(gone, namespace="x")] == ["ADD", "DELETE"]

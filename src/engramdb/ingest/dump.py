@@ -66,7 +66,6 @@ def read_dump(path: Path, namespace: str | None
     entries: list[Entry] = []
     places: dict[tuple[str, str], int] = {}
     events: list[dict[str, Any]] = []
-    listed: set[str] = set()
     end: dict[str, Any] | None = None
     for number, obj in jsonl_objects(path):
         where = f"{path}:{number}"
@@ -81,7 +80,6 @@ def read_dump(path: Path, namespace: str | None
             if namespace is not None and len(recorded) > 1:
                 raise InputError(f"{path} holds {len(recorded)} namespaces; import it without a namespace "
                                  "to restore each, or export one namespace")
-            listed = set(recorded)
             continue
         if end is not None:
             raise InputError(f"{where}: a line after the dump's end line")
@@ -95,9 +93,6 @@ def read_dump(path: Path, namespace: str | None
             if not isinstance(data, dict):
                 raise ValueError(f"{'an entry' if 'entry' in obj else 'a history event'} must be a JSON object")
             source = data.get("namespace")
-            if source not in listed:  # a dump lists what it holds: anything else was edited in
-                raise ValueError(f"namespace {source!r} is not among the namespaces the header lists "
-                                 f"({', '.join(sorted(listed)) or 'none'})")
             if "entry" in obj:
                 place = obj.get("place")
                 if place is not None and (isinstance(place, bool) or not isinstance(place, int)
