@@ -112,7 +112,23 @@ SEARCHES = {
     "bad metadata key": (["tea", "--filter", "metadata.=1"], "a metadata filter names its key"),
     "k of zero": (["tea", "-k", "0"], "k must be an integer from 1"),
     "huge k": (["tea", "-k", "99999999"], "k must be an integer from 1"),
+    "k of 31 digits": (["tea", "-k", "1" + "0" * 30], "k must be an integer from 1 to 1000, not an integer of 31 digits"),
 }
+
+
+def test_an_out_of_range_number_is_quoted_without_changing_it(tmp_path: Path) -> None:
+    """The error quoted the first 20 characters of the value: k = 10**30 read "not
+    10000000000000000000" (10**19), and an integer of more than 4,300 digits raised Python's
+    own ValueError from printing it."""
+    with Memory(tmp_path / "k.db", embedder="minilm") as mem:
+        mem.add(["tea"])
+        for k, quoted in ((10**30, "an integer of 31 digits"), (10**5000, "an integer of over 4,000 digits"),
+                          ("x" * 40, "'xxxxxxxxxxxxxxxxxx…"), (-5, "-5")):
+            with pytest.raises(InputError) as caught:
+                mem.search("tea", k=k)  # type: ignore[arg-type]
+            assert str(caught.value) == f"k must be an integer from 1 to 1000, not {quoted}"
+            with pytest.raises(InputError, match="limit must be an integer"):
+                mem.list(limit=k)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", list(SEARCHES))

@@ -20,7 +20,7 @@ from .llm.client import EnvLLM
 from . import lifecycle
 from .lifecycle import HistoryEvent, view
 from .pagination import decode_cursor, encode_cursor
-from .validation import aware_timestamp, check_name, check_unicode, checked, normalize_timestamp
+from .validation import aware_timestamp, check_name, check_unicode, checked, normalize_timestamp, shown
 from .pipeline.presets import GROUP_KEYS, Preset, load_preset
 from .plan.base import Planner
 from .pipeline.search import SearchPipeline
@@ -511,14 +511,14 @@ class Memory:
             raise InputError(f"query is {len(query):,} characters long; the limit is {self.max_query_chars:,} "
                              "(Memory(max_query_chars=...))")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise InputError(f"k must be an integer from 1 to {MAX_K}, not {k!r:.20}")
+            raise InputError(f"k must be an integer from 1 to {MAX_K}, not {shown(k)}")
         if group_by is not None and group_by not in GROUP_KEYS:
             raise InputError(f"group_by must be one of {', '.join(GROUP_KEYS)}, not {group_by!r:.40}")
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                       or not math.isfinite(threshold)):
             raise InputError(f"threshold must be a number, not {threshold!r:.40}")
         if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
-            raise InputError(f"context must be an integer from 0 to {MAX_CONTEXT}, not {context!r:.20}")
+            raise InputError(f"context must be an integer from 0 to {MAX_CONTEXT}, not {shown(context)}")
         parsed = view(Filters.parse(filters), include_superseded, show_expired)
         chosen = load_preset(preset, allow_files=self.allow_preset_files)
         embedder = self.embedder if "semantic" in chosen.channels else None
@@ -612,7 +612,7 @@ class Memory:
         if order not in ("newest", "oldest"):
             raise InputError(f"order must be 'newest' or 'oldest', not {order!r:.20}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_K:
-            raise InputError(f"limit must be an integer from 1 to {MAX_K}, not {limit!r:.20}")
+            raise InputError(f"limit must be an integer from 1 to {MAX_K}, not {shown(limit)}")
         after = decode_cursor(cursor, order) if cursor is not None else None
         entries, last = self.store.page(self._scope(namespace), view(Filters.parse(filters), include_superseded,
                                                                      show_expired),
@@ -662,7 +662,7 @@ class Memory:
         facts' times are what they are about — "yesterday", "next year" — so they count only in a
         session without turns). A session's entries are `list(filters={"session_id": …})`."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_K:
-            raise InputError(f"limit must be an integer from 1 to {MAX_K}, not {limit!r:.20}")
+            raise InputError(f"limit must be an integer from 1 to {MAX_K}, not {shown(limit)}")
         return self.store.sessions(self._scope(namespace), view(Filters(), include_superseded, show_expired), limit)
 
     def count(self, *, namespace: str | None = None, filters: Filters | dict[str, Any] | None = None,

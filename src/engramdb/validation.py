@@ -31,6 +31,15 @@ def checked(check: Callable[..., T], *args: Any) -> T:
         raise InputError(str(exc)) from None
 
 
+def shown(value: Any, limit: int = 20) -> str:
+    """A value as an error message quotes it: its repr, cut to `limit` characters with "…" (an
+    integer too long to print whole says how many digits it has)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {len(str(abs(value))) if value.bit_length() < 14_000 else 'over 4,000'} digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def check_unicode(value: str, what: str) -> str:
     """`value` itself, if every backend can store it: UTF-8 (no lone surrogates) without NUL
     characters (PostgreSQL cannot store them in text; refused on every backend, before the

@@ -11,6 +11,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from ..errors import InputError
 from ..memory import MAX_K
 from ..schema import EntryModel
+from ..validation import shown
 
 
 #: how many hits a search returns when it names no k (HTTP and MCP; a lower --max-k caps it)
@@ -22,7 +23,7 @@ def checked_k(k: Any, max_k: int | None) -> int:
     none), or the library's `MAX_K` when that is lower, so the message states the real one."""
     most = MAX_K if max_k is None else min(max_k, MAX_K)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= most:
-        raise InputError(f"k must be an integer from 1 to {most} here, not {k!r:.20}")
+        raise InputError(f"k must be an integer from 1 to {most} here, not {shown(k)}")
     return k
 
 
