@@ -59,7 +59,8 @@ def test_a_file_deleted_from_the_folder_leaves_the_store_on_reimport(tmp_path: P
     mem.import_path(folder / "sub")  # a subfolder knows nothing of its parent's files
     assert mem.count() == 4 and any("tulip-77" in e.text for e in mem.list(limit=10))
     again = mem.import_path(folder)
-    assert again["removed"] == 2 and again["files"] == 1  # wifi.md's chunk, and plants.md's under sub/ again
+    # wifi.md's chunk; plants.md's keeps its id, its path under the folder imported updated
+    assert again["removed"] == 1 and again["files"] == 1 and again["written"] == 1
     assert sorted(e.text for e in mem.list(limit=10)) == [
         "Home\nThe home wifi password is rose-12.", "Plants\nWater the ficus on Mondays.",
         "the office wifi is slow on Fridays"]
@@ -83,7 +84,8 @@ def test_notes_are_known_by_their_file_not_their_name(tmp_path: Path, mem: Memor
     mem.import_path(folder)
     count = mem.count()
     sub = mem.import_path(folder / "projects")
-    assert sub["written"] == sub["removed"] > 0 and mem.count() == count  # the same chunks, now under projects/
+    # the same chunks, ids kept, now under projects/
+    assert sub["written"] > 0 and sub["removed"] == 0 and mem.count() == count
     hits = mem.search("production access approval", k=3)
     assert len({h.id for h in hits}) == 3 and len({h.entry.text for h in hits}) == 3
     assert hits[0].entry.source.path == "onboarding.md"  # its path under the folder imported last
@@ -101,10 +103,10 @@ def test_notes_imported_by_an_earlier_version_are_replaced_not_duplicated(tmp_pa
     assert {e.source.doc_id for e in legacy} == {"projects/onboarding.md"}
     mem.writer.write(legacy, namespace="default")
     report = mem.import_path(folder)
-    assert report["removed"] == len(legacy)
+    assert report["removed"] == 0  # the chunks keep their ids, their doc_id now the file's
     assert mem.count() == report["entries"]  # one copy of each chunk
     assert all(Path(e.source.doc_id).is_absolute() for e in mem.list(limit=100))
-    assert [ev.event for ev in mem.history(legacy[0].id)] == ["ADD", "DELETE"]
+    assert [ev.event for ev in mem.history(legacy[0].id)] == ["ADD", "UPDATE"]
     again = mem.import_path(folder)
     assert again["written"] == again["removed"] == 0
 
@@ -218,3 +220,110 @@ def test_a_utf8_bom_is_not_part_of_the_text(tmp_path: Path, mem: Memory) -> None
     dump.write_bytes(bom + "".join(json.dumps(line) + "\n" for line in mem.export()).encode())
     assert mem.import_path(dump, namespace="copy")["format"] == "export"
     assert mem.count(namespace="copy") == mem.count()
+
+
+def test_a_fenced_code_block_is_text_not_headings():
+    """A `# comment` inside a fenced block was read as a heading: the block was cut in pieces and
+    the sections after it were filed under the comment ("then run the migrations > Rollback")."""
+    text = ("# Deploy guide\n\nRun the installer.\n\n```bash\n# install dependencies first\npip install -r req.txt\n\n"
+            "# then run the migrations\n./manage.py migrate\n```\n\n~~~\n# not a heading either\n~~~\n\n"
+            "## Rollback\n\nRedeploy the previous tag.\n")
+    chunks = chunk_markdown(text)
+    assert [c.heading_path for c in chunks] == [["Deploy guide"], ["Deploy guide", "Rollback"]]
+    assert "```bash\n# install dependencies first\npip install -r req.txt\n\n# then run the migrations" in chunks[0].text
+    assert chunks[0].text.endswith("~~~\n# not a heading either\n~~~")
+    # A fence never closed runs to the end of the file, as Markdown renders it.
+    assert [c.heading_path for c in chunk_markdown("# A\n\n```\n# b\n\n## c\n")] == [["A"]]
+
+
+def test_front_matter_is_not_a_chunk():
+    for head in ("---\ntitle: Trip\ntags: [travel]\n---\n", "+++\ntitle = 'Trip'\n+++\n"):
+        chunks = chunk_markdown(head + "\n# Trip\n\nPack sunscreen.\n")
+        assert [(c.heading_path, c.text) for c in chunks] == [(["Trip"], "Pack sunscreen.")]
+    # A rule that opens a note and is never closed is text.
+    assert [c.text for c in chunk_markdown("---\n\nJust a rule above.\n")] == ["---\n\nJust a rule above."]
+
+
+@pytest.mark.parametrize("run", [" ".join(["alpha", "beta", "gamma"] * 20_000) + " zebrafinch",
+                                 "我们今天讨论了服务器内存泄漏的问题" * 6_000])
+def test_a_run_without_sentence_ends_is_cut_to_the_chunk_size(run: str):
+    """A minified line or an unpunctuated Chinese paragraph was one chunk of any size (351,328
+    characters), of which the embedder reads only the start."""
+    from engramdb.text.chunk import text_size
+
+    chunks = chunk_markdown(f"# Log\n\n{run}\n")
+    assert len(chunks) > 100 and max(text_size(c.text) for c in chunks) <= 160
+    assert "".join(c.text for c in chunks).replace(" ", "") == run.replace(" ", "")  # nothing lost
+    assert all(c.heading_path == ["Log"] for c in chunks)
+
+
+def test_a_section_added_above_keeps_the_ids_of_the_chunks_below(tmp_path: Path, mem: Memory):
+    """A chunk's id came from its place in the file: a section added near the top gave every
+    chunk after it a new id (DELETE + ADD in their history, ids an agent cited gone)."""
+    folder = tmp_path / "notes"
+    shutil.copytree(NOTES, folder)
+    mem.import_path(folder)
+    note = folder / "projects" / "release-v2.3.md"
+    before = {e.text: e.id for e in mem.list(limit=100) if e.source.path == "projects/release-v2.3.md"}
+    assert len(before) >= 2
+    lines = note.read_text(encoding="utf-8").splitlines()
+    lines.insert(1, "\n## Summary\n\nA short summary of the release, added later.\n")
+    note.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = mem.import_path(folder)
+    assert report["removed"] == 0 and report["written"] >= 2  # the new chunk, and the moved ones' places
+    after = {e.text: e for e in mem.list(limit=100) if e.source.path == "projects/release-v2.3.md"}
+    assert all(after[text].id == entry_id for text, entry_id in before.items())
+    assert sorted(e.source.chunk_index for e in after.values()) == list(range(len(after)))
+    moved = next(e for e in after.values() if e.source.chunk_index == len(after) - 1)
+    assert [ev.event for ev in mem.history(moved.id)] == ["ADD", "UPDATE"]
+    assert mem.import_path(folder)["written"] == 0
+
+
+def test_a_moved_folder_takes_the_place_of_its_old_path(tmp_path: Path, mem: Memory):
+    """Files are known by their absolute path: importing a folder after moving it doubled every
+    chunk, the old copies (their files gone) tying with the new at half the score."""
+    old, new = tmp_path / "notes", tmp_path / "vault"
+    shutil.copytree(NOTES, old)
+    first = mem.import_path(old)
+    ids = {e.id for e in mem.list(limit=100)}
+    old.rename(new)
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(NOTES / "mixed-meeting.md", tmp_path / "elsewhere" / "mixed-meeting.md")
+    again = mem.import_path(new)
+    assert again["removed"] == 0 and mem.count() == first["entries"]
+    assert {e.id for e in mem.list(limit=100)} == ids  # the same chunks, ids kept
+    assert all(e.source.doc_id.startswith(new.resolve().as_posix()) for e in mem.list(limit=100))
+    # A file of the same name in another folder that still exists is a document of its own.
+    other = mem.import_path(tmp_path / "elsewhere")
+    assert other["removed"] == 0 and mem.count() == first["entries"] + other["entries"]
+
+
+def test_a_file_that_is_not_text_fails_the_import_unless_skipped(tmp_path: Path, mem: Memory):
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\nAlice lives in Berlin.\n", encoding="utf-8")
+    (folder / "b.txt").write_text("# B\nBob likes tea.\n", encoding="utf-8")
+    (folder / "unicode.txt").write_text("# Notepad\nCafé au lait in UTF-16.\n", encoding="utf-16")  # with its BOM
+    assert mem.import_path(folder)["files"] == 3  # UTF-16 with a byte-order mark is text
+    assert any("Café au lait" in e.text for e in mem.list(limit=10))
+    (folder / "b.txt").write_bytes(b"# B\nBob likes caf\xe9.\n")  # now Latin-1
+    (folder / "c.md").write_text("# C\nCarol plays chess.\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"b.txt: not UTF-8 text .*nothing was imported .*--skip-bad-files"):
+        mem.import_path(folder)
+    assert not any("chess" in e.text for e in mem.list(limit=10))
+    report = mem.import_path(folder, skip_bad_files=True)
+    assert report["files"] == 3 and report["skipped_files"] == [
+        {"path": "b.txt", "reason": "not UTF-8 text (invalid continuation byte at byte 17)"}]
+    texts = [e.text for e in mem.list(limit=10)]
+    assert any("chess" in t for t in texts) and any("Bob likes tea." in t for t in texts)  # kept as it was
+    (folder / "d.md").write_bytes(b"# D\nnul \x00 here\n")
+    result = CliRunner().invoke(main, ["--db", str(mem.store.path), "import", str(folder), "--skip-bad-files",
+                                       "-q", "--json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert [s["path"] for s in printed["skipped_files"]] == ["b.txt", "d.md"] and "NUL" in printed["skipped_files"][1]["reason"]
+    assert "warning: skipped" not in result.stdout

@@ -180,16 +180,20 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
               help="What PATH holds; recognised from its fields when omitted.")
 @click.option("--extractor", type=click.Choice(EXTRACTORS), default="offline", show_default=True,
               help="How conversations become facts: rules, an LLM (ENGRAM_LLM_* settings) or none (turns only).")
+@click.option("--skip-bad-files", is_flag=True,
+              help="Notes: skip a file that is not text (not UTF-8/UTF-16, NUL bytes) and import the rest.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
-def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, as_json: bool, quiet: bool) -> None:
+def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, skip_bad_files: bool,
+               as_json: bool, quiet: bool) -> None:
     """Import notes (a folder or .md/.txt), a JSONL of entries, a conversation file
     (LoCoMo JSON, JSONL of turns, OpenAI messages) or an `engram export` dump (restored into
     its own namespaces unless -n is given). Re-import is incremental."""
     namespace = ctx.obj["namespace"] if ctx.obj["namespace_given"] else None
     with _memory(ctx) as mem, _progress(f"importing {path.name}", quiet) as progress:
-        report = mem.import_path(path, progress=progress, format=fmt, extractor=extractor, namespace=namespace)
+        report = mem.import_path(path, progress=progress, format=fmt, extractor=extractor, namespace=namespace,
+                                 skip_bad_files=skip_bad_files)
     if as_json:
         _print_json(to_wire("import_report", report))
     elif "sessions" in report:
@@ -212,6 +216,8 @@ def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, 
             f"imported {path}: {files}{report['entries']} entries "
             f"({report['written']} written, {report['unchanged']} unchanged, {report['removed']} removed)"
         )
+        for skipped_file in report.get("skipped_files", []):
+            echo(f"warning: skipped {skipped_file['path']}: {skipped_file['reason']}", err=True)
 
 
 @main.command("export")

@@ -678,7 +678,7 @@ class Memory:
 
     def import_path(self, path: str | Path, *, progress: ProgressCallback | None = None,
                     namespace: str | None = None, format: str | None = None,
-                    extractor: "str | Extractor | None" = "offline") -> dict[str, Any]:
+                    extractor: "str | Extractor | None" = "offline", skip_bad_files: bool = False) -> dict[str, Any]:
         """Import a folder of ``.md``/``.txt`` notes, a JSONL file of entries, a conversation
         file (LoCoMo JSON, JSONL of turns, OpenAI messages) or an Engram export, recognised by
         its fields unless ``format`` says (``notes``, ``entries``, ``locomo``, ``turns``,
@@ -686,13 +686,17 @@ class Memory:
         namespace is written into ``namespace``, else into this Memory's when it was opened
         with one (``Memory(path, namespace="bob")``: a namespace is a hard boundary, and this is
         how a namespace is copied); a Memory opened without one restores each entry into the
-        namespace it was exported from (a dump of several namespaces only so). See `engramdb.ingest`."""
+        namespace it was exported from (a dump of several namespaces only so). A note that is
+        not text (not UTF-8 or UTF-16, or holding NUL bytes) fails the whole import before
+        anything is written; with ``skip_bad_files`` a folder's other notes are imported and
+        the report lists the skipped ones (``skipped_files``). See `engramdb.ingest`."""
         from .ingest import import_path
 
         into = namespace if namespace is not None else self.namespace if self._bound else None
         return import_path(self.writer, Path(path), namespace=self._scope(namespace), progress=progress,
                            format=format, extractor=get_extractor(extractor, self.llm, self._env_llm),
-                           dump_namespace=None if into is None else self._scope(into))
+                           dump_namespace=None if into is None else self._scope(into),
+                           skip_bad_files=skip_bad_files)
 
     def export(self, *, namespace: str | None = None, all_namespaces: bool = False) -> Iterator[dict[str, Any]]:
         """The namespace (or, with ``all_namespaces``, the store) as a lossless dump: a

@@ -172,13 +172,41 @@ class HistoryEventModel(_Model):
     new: EntryModel | None = Field(description="the entry after the change (null for DELETE)")
 
 
+class SkippedFileModel(BaseModel):
+    """A note an import skipped (``skip_bad_files``) and why."""
+
+    path: str = Field(description="the file's path under the folder imported")
+    reason: str
+
+
 class ImportReportModel(BaseModel):
-    """What an import did; conversation imports add sessions, turns, facts and failures."""
+    """What an import did. Every import reports ``path``, ``written`` and ``removed``; the
+    other fields depend on what was imported: notes (``files``, ``entries``, ``unchanged``,
+    ``skipped_files``), a JSONL of entries (``entries``, ``unchanged``), a conversation
+    (``format``, ``sessions`` … ``llm``, ``skipped``) or an export (``format``, ``entries``,
+    ``unchanged``, ``history``, ``history_restored``, ``namespaces``)."""
 
     model_config = ConfigDict(extra="allow")
     path: str
-    written: int
-    removed: int
+    written: int = Field(description="entries written: new, or changed")
+    removed: int = Field(description="entries deleted because the import replaced them")
+    format: str | None = Field(default=None, description="what was imported: export, locomo, turns or openai")
+    files: int | None = Field(default=None, description="notes: files read")
+    entries: int | None = Field(default=None, description="entries (chunks, JSONL lines, dump entries) read")
+    unchanged: int | None = Field(default=None, description="entries already stored as they are")
+    skipped_files: list[SkippedFileModel] | None = Field(
+        default=None, description="notes, with skip_bad_files: files that are not text, left as they were")
+    sessions: int | None = Field(default=None, description="conversations: sessions read")
+    sessions_unchanged: int | None = None
+    turns: int | None = Field(default=None, description="conversations: turns read")
+    facts: int | None = Field(default=None, description="conversations: facts extracted")
+    extractor: str | None = None
+    failures: list[dict[str, Any]] | None = Field(
+        default=None, description="conversations: extraction failures (the turns are kept)")
+    llm: dict[str, Any] | None = None
+    history: int | None = Field(default=None, description="export: history events read")
+    history_restored: int | None = Field(default=None, description="export: history events added")
+    namespaces: list[str] | None = Field(default=None, description="export: namespaces written into")
     skipped: dict[str, int] | None = Field(
         default=None, description="conversation imports: messages not stored as turns, by why (a role such as "
                                   "system or tool, or 'no text': tool calls only, or empty)")

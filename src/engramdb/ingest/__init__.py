@@ -24,7 +24,8 @@ IMPORT_FORMATS = ("notes", "entries", "export", *CONVERSATION_FORMATS)
 
 def import_path(writer: "Writer", path: Path, *, namespace: str,
                 progress: Callable[[int, int], None] | None = None, format: str | None = None,
-                extractor: "Extractor | None" = None, dump_namespace: str | None = None) -> dict[str, Any]:
+                extractor: "Extractor | None" = None, dump_namespace: str | None = None,
+                skip_bad_files: bool = False) -> dict[str, Any]:
     """Dispatch on what `path` is (or on `format`): notes, a JSONL of entries, an Engram
     export (restored into `dump_namespace`, or the namespaces it records), or a conversation."""
     if not path.exists():
@@ -39,7 +40,7 @@ def import_path(writer: "Writer", path: Path, *, namespace: str,
         else:
             raise InputError(f"{path}: expected a folder, a .jsonl/.json file or a {'/'.join(NOTE_SUFFIXES)} note")
     if format == "notes":
-        return import_notes(writer, path, namespace=namespace, progress=progress)
+        return import_notes(writer, path, namespace=namespace, progress=progress, skip_bad_files=skip_bad_files)
     if format == "entries":
         return import_jsonl(writer, path, namespace=namespace, progress=progress)
     if format == "export":

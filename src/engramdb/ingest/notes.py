@@ -6,15 +6,27 @@ documents, and importing a subfolder of one already imported replaces its files'
 rather than adding them again. Re-importing is incremental: unchanged chunks are skipped;
 chunks of a changed file that no longer exist are removed in the same transaction as the new
 ones are written, and the chunks of a file deleted from the folder since are removed too.
+
+A chunk keeps its id while its text stays in the file: a section added above it moves it down
+(its ``chunk_index`` changes, an update) but does not make it a new entry, so ids an agent
+cited stay valid. A file the folder holds under the same relative path as a stored file that
+no longer exists (the folder was moved or renamed) takes that file's place, its unchanged
+chunks keeping their ids, instead of the store holding both.
+
+A file that is not text (not UTF-8 or UTF-16 with a byte-order mark, or holding NUL bytes)
+fails the import before anything is written, naming the file; with ``skip_bad_files`` a
+folder's other files are imported and the skipped ones reported (``skipped_files``), their
+chunks from an earlier import kept.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import InputError
-from ..model import Entry, Source
+from ..model import Entry, Source, stable_id
 from ..store.base import Filters
 from ..text.chunk import chunk_markdown
 
@@ -33,19 +45,49 @@ def note_files(root: Path) -> list[Path]:
     )
 
 
-def note_entries(file: Path, rel_path: str, namespace: str, doc_id: str | None = None) -> list[Entry]:
-    """The chunks of one note file; `doc_id` (the file's identity) defaults to `rel_path`."""
+def read_note(file: Path) -> str:
+    """A note's text: UTF-8 (a byte-order mark dropped: it hid the first heading), or UTF-16
+    with its byte-order mark, as Windows editors save "Unicode" text; `InputError` otherwise."""
     try:
-        text = file.read_text(encoding="utf-8").removeprefix("\ufeff")  # a byte-order mark hid the first heading
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{file}: {exc.strerror}") from None
+    try:
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            text = data.decode("utf-16")
+        else:
+            text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if "\x00" in text:
+        raise InputError(f"{file}: holds NUL bytes at character {text.index(chr(0))}: not a text file")
+    return text
+
+
+def note_entries(file: Path, rel_path: str, namespace: str, doc_id: str | None = None,
+                 stored: Sequence[Entry] = ()) -> list[Entry]:
+    """The chunks of one note file; `doc_id` (the file's identity) defaults to `rel_path`.
+
+    A chunk's id is that of a `stored` chunk with the same text (the file's earlier import),
+    else derived from the file and the text (and which occurrence of that text it is), not from
+    its place: a section added above it does not change it."""
+    text = read_note(file)
+    ids: dict[str, list[str]] = {}
+    for entry in stored:
+        ids.setdefault(entry.text, []).append(entry.id or "")
+    seen: dict[str, int] = {}
     entries = []
     try:
         for index, chunk in enumerate(chunk_markdown(text)):
             heading = " > ".join(chunk.heading_path)
-            body = f"{heading}\n{chunk.text}" if heading else chunk.text
+            body = (f"{heading}\n{chunk.text}" if heading else chunk.text).strip()
+            occurrence = seen[body] = seen.get(body, -1) + 1
+            reused = ids.get(body, [])
+            entry_id = reused[occurrence] if occurrence < len(reused) else stable_id(
+                namespace, "chunk", Source(doc_id=doc_id or rel_path, chunk_index=occurrence), body)
             entries.append(
                 Entry(
+                    id=entry_id,
                     text=body,
                     kind="chunk",
                     namespace=namespace,
@@ -54,32 +96,43 @@ def note_entries(file: Path, rel_path: str, namespace: str, doc_id: str | None =
                                   heading_path=chunk.heading_path),
                 ).normalized(namespace)
             )
-    except (ValueError, TypeError) as exc:  # a NUL character, a lone surrogate: name the file
+    except (ValueError, TypeError) as exc:  # a lone surrogate: name the file
         raise InputError(f"{file}: {exc}") from None
     return entries
 
 
 def import_notes(writer: "Writer", root: Path, *, namespace: str,
-                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                 progress: Callable[[int, int], None] | None = None, skip_bad_files: bool = False) -> dict[str, Any]:
     base = root if root.is_dir() else root.parent
-    # Every file is read and checked before the first is written: a bad file anywhere in the
-    # folder writes nothing. A file reached twice (a symlink beside its target) is one file:
-    # both are known by the file they resolve to, and each would replace the other's chunks.
-    notes: list[tuple[str, str, list[Entry]]] = []
+    # Every file is read and checked before the first is written: a bad file writes nothing
+    # (or, asked to, is skipped and reported). A file reached twice (a symlink
+    # beside its target) is one file: both are known by the file they resolve to, and each
+    # would replace the other's chunks.
+    notes: list[tuple[str, str, list[Entry], list[str]]] = []
     seen: set[str] = set()
+    skipped: list[dict[str, str]] = []
     for file in note_files(root):
         doc_id = file.resolve().as_posix()
         if doc_id in seen:
             continue
-        seen.add(doc_id)
+        seen.add(doc_id)  # a skipped file is still there: its chunks stay
         rel = file.relative_to(base).as_posix()
-        notes.append((rel, doc_id, note_entries(file, rel, namespace, doc_id)))
+        earlier = _earlier_identities(writer, namespace, doc_id, rel)
+        stored = writer.store.get(namespace, [*writer.store.ids(namespace, Filters(doc_id=doc_id, kinds=["chunk"])),
+                                              *earlier])
+        try:
+            entries = note_entries(file, rel, namespace, doc_id, stored)
+        except InputError as exc:
+            if not skip_bad_files:
+                raise InputError(f"{exc}; nothing was imported (to import the other notes: --skip-bad-files, "
+                                 "skip_bad_files=True)") from None
+            skipped.append({"path": rel, "reason": str(exc).removeprefix(f"{file}: ")})
+            continue
+        kept = {e.id for e in entries}
+        notes.append((rel, doc_id, entries, [i for i in earlier if i not in kept]))
     written = unchanged = removed = chunks = 0
-    for done, (rel, doc_id, entries) in enumerate(notes, start=1):
-        # Before 2026-12-02 a file was known by its path under the folder imported: its chunks
-        # give way to the file's, as that version's own re-import would have replaced them.
-        legacy = writer.store.ids(namespace, Filters(doc_id=rel, path=rel, kinds=["chunk"]))
-        w, u, r = writer.write(entries, namespace=namespace, replaces=Filters(doc_id=doc_id), removes=legacy,
+    for done, (rel, doc_id, entries, earlier) in enumerate(notes, start=1):
+        w, u, r = writer.write(entries, namespace=namespace, replaces=Filters(doc_id=doc_id), removes=earlier,
                                keep_stored_fields=True)
         written, unchanged, removed, chunks = written + w, unchanged + u, removed + r, chunks + len(entries)
         if progress is not None:
@@ -88,8 +141,26 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
     # file's do (each file's own transaction); only files under this folder, other imports kept.
     for doc_id in _files_gone(writer, root, namespace, seen) if root.is_dir() else ():
         removed += writer.write([], namespace=namespace, replaces=Filters(doc_id=doc_id), keep_stored_fields=True)[2]
-    return {"path": str(root), "files": len(notes), "entries": chunks, "written": written,
-            "unchanged": unchanged, "removed": removed}
+    report: dict[str, Any] = {"path": str(root), "files": len(notes), "entries": chunks, "written": written,
+                              "unchanged": unchanged, "removed": removed}
+    if skipped:
+        report["skipped_files"] = skipped
+    return report
+
+
+def _earlier_identities(writer: "Writer", namespace: str, doc_id: str, rel: str) -> list[str]:
+    """Chunks stored for this file under another identity, which its chunks take the place of:
+    those of a file at the same path under the folder that is gone from disk (the folder was
+    moved or renamed since), and, from before 2026-12-02, those a file was known by its path
+    under the folder imported."""
+    ids = []
+    for entry in writer.store.get(namespace, writer.store.ids(namespace, Filters(path=rel, kinds=["chunk"]))):
+        other = entry.source.doc_id
+        if other == doc_id:
+            continue
+        if other == rel or (other and os.path.isabs(other) and not os.path.lexists(other)):
+            ids.append(entry.id or "")
+    return ids
 
 
 def _files_gone(writer: "Writer", root: Path, namespace: str, present: set[str]) -> list[str]:

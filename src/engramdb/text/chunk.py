@@ -1,4 +1,12 @@
-"""Split notes into chunks that keep their heading path (Markdown-aware, CJK-aware)."""
+"""Split notes into chunks that keep their heading path (Markdown-aware, CJK-aware).
+
+Markdown as notes apps write it: a fenced code block (```` ``` ```` or ``~~~``) is text, so a
+``# comment`` inside it is not a heading and its blank lines do not end a paragraph; a YAML or
+TOML front-matter block at the top of the file (Obsidian, Hugo, Jekyll) is metadata, not a
+chunk. A paragraph longer than a chunk is split at sentence ends, and a run with none (a
+minified line, an unpunctuated Chinese line) at word boundaries, or every ``max_size``
+characters for CJK, so no chunk grows past the size however the text is written.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +14,13 @@ import re
 from dataclasses import dataclass, field
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# An opening fence: up to three spaces, then three or more backticks or tildes.
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FRONT_MATTER = {"---": "---", "+++": "+++"}  # YAML, TOML
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
+# A word, or one CJK character (each counts one, `text_size`), with the spaces after it.
+_PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]\s*|[^\s\u3400-\u9fff\uf900-\ufaff]+\s*|\s+")
 
 
 @dataclass(slots=True)
@@ -22,9 +35,25 @@ def text_size(text: str) -> int:
     return cjk + len(_CJK.sub(" ", text).split())
 
 
+def _by_size(run: str, max_size: int) -> list[str]:
+    """A run without sentence ends cut into pieces of `max_size` words / CJK characters."""
+    pieces, current, size = [], "", 0
+    for match in _PIECE.finditer(run):
+        token = match.group()
+        counted = 1 if token.strip() else 0
+        if size + counted > max_size and current.strip():
+            pieces.append(current.strip())
+            current, size = "", 0
+        current, size = current + token, size + counted
+    if current.strip():
+        pieces.append(current.strip())
+    return pieces
+
+
 def _split_long(paragraph: str, max_size: int) -> list[str]:
     pieces, current = [], ""
-    for sentence in (s for s in _SENTENCE.split(paragraph) if s.strip()):
+    sentences = (s for s in _SENTENCE.split(paragraph) if s.strip())
+    for sentence in (p for s in sentences for p in (_by_size(s, max_size) if text_size(s) > max_size else [s])):
         candidate = f"{current} {sentence}".strip() if current and not _CJK.search(sentence[:1]) else current + sentence
         if current and text_size(candidate) > max_size:
             pieces.append(current.strip())
@@ -36,11 +65,23 @@ def _split_long(paragraph: str, max_size: int) -> list[str]:
     return pieces
 
 
+def _without_front_matter(lines: list[str]) -> list[str]:
+    """The lines after a front-matter block that opens the file (none: all of them)."""
+    close = _FRONT_MATTER.get(lines[0].strip()) if lines else None
+    if close is None:
+        return lines
+    for number, line in enumerate(lines[1:], start=1):
+        if line.strip() == close:
+            return lines[number + 1:]
+    return lines  # never closed: a horizontal rule, not front matter
+
+
 def chunk_markdown(text: str, max_size: int = 160) -> list[Chunk]:
     """Chunks of at most ~``max_size`` tokens, never crossing a heading.
 
     Each chunk records the path of headings above it (``["Project XYZ", "Decisions"]``);
-    paragraphs are packed together up to the size, long paragraphs split at sentence ends.
+    paragraphs are packed together up to the size, long paragraphs split at sentence ends
+    (else at words); a fenced code block is one paragraph and holds no headings.
     """
     chunks: list[Chunk] = []
     path: list[tuple[int, str]] = []
@@ -62,7 +103,20 @@ def chunk_markdown(text: str, max_size: int = 160) -> list[Chunk]:
         paragraphs.clear()
 
     block: list[str] = []
-    for line in text.splitlines():
+    fence: str | None = None  # the open fence's marker, while inside a code block
+    for line in _without_front_matter(text.splitlines()):
+        opening = _FENCE.match(line)
+        if fence is not None:
+            block.append(line.rstrip())
+            # A closing fence: the same character, at least as long, nothing after it.
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line.strip().lstrip(fence[0]):
+                fence = None
+            continue
+        if opening:
+            fence = opening.group(1)
+            block.append(line.rstrip())
+            continue
         match = _HEADING.match(line)
         if match:
             if block:
