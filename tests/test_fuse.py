@@ -252,6 +252,9 @@ def test_a_scope_of_one_entry_reads_even_odds(tmp_path) -> None:  # type: ignore
     with Memory(tmp_path / "one.db", embedder="minilm") as mem:
         mem.add([{"text": "meta one", "metadata": {"n": 3}}])
         assert [h.score for h in mem.search("meta one", k=1, threshold=0.5)] == [0.5]
+        # The trace says the 0.5 is imposed: its m and calibration would read p ~ 0.02.
+        fuse = next(s for s in mem.search("quantum lattice", explain=True).trace["stages"] if s["stage"] == "fuse")
+        assert fuse["lone"].startswith("one candidate") and fuse["candidates"][0]["score"] == 0.5
         mem.add("meta two is another entry")
         assert mem.search("meta one", k=1)[0].score > 0.9
         assert [h.score for h in mem.search("meta one", k=1, filters={"metadata.n": 3})] == [0.5]
@@ -277,3 +280,22 @@ def test_an_explained_search_shows_what_each_weighted_score_is_made_of(tmp_path)
             assert m == pytest.approx(cand["contributions"]["m"], abs=1e-3)
             assert 1 / (1 + math.exp(-(a * m + b))) == pytest.approx(cand["score"], abs=2e-3)
         assert fuse["candidates"][0]["id"] == result.hits[0].id and result.hits[0].text.startswith("Alice")
+        assert "lone" not in fuse
+
+
+def test_the_explain_tree_says_how_many_candidates_it_prints(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The tree printed ten candidates under "candidates (top 13)"."""
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    db = tmp_path / "many.db"
+    with Memory(db, embedder="minilm") as mem:
+        mem.add([f"note {i} about the typhoon season and the harbour" for i in range(15)])
+    result = CliRunner().invoke(main, ["--db", str(db), "search", "typhoon", "-k", "15", "--explain"])
+    assert result.exit_code == 0, result.output
+    assert "candidates (top 10 of 15 recorded)" in result.output and "candidates (top 15)" not in result.output
+    fuse = result.output.split("fuse", 1)[1]
+    listed = [line for line in fuse.split("candidates (top 10 of 15 recorded)", 1)[1].splitlines()
+              if " semantic #" in line and "= " not in line]
+    assert len(listed) >= 10

@@ -429,7 +429,8 @@ def _trace_tree(trace: dict[str, Any]) -> Tree:
                          highlight=False)
         candidates = stage.get("candidates") or []
         if candidates:
-            branch = node.add(f"candidates (top {len(candidates)})")
+            branch = node.add(f"candidates (top {min(len(candidates), 10)} of {len(candidates)} recorded)"
+                              if len(candidates) > 10 else f"candidates (top {len(candidates)})")
             for c in candidates[:10]:
                 scores = ", ".join(f"{n} #{v['rank']} {v['score']:.3f}" for n, v in c["channels"].items())
                 leaf = branch.add(f"{c['id']} {c['score']:.4f}  {scores}", highlight=False)

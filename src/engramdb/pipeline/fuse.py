@@ -153,6 +153,7 @@ def weighted(
     if explain is not None:
         explain.counted = counted
         explain.divisor = total if calibration is not None else 1.0
+        explain.lone = lone
     return ordered(fused)
 
 
@@ -163,6 +164,7 @@ class WeightedExplanation:
     terms: dict[int, dict[str, float]] = field(default_factory=dict)  # rowid -> channel -> weight x normalised
     counted: list[str] = field(default_factory=list)  # the channels whose weights make the divisor
     divisor: float = 1.0
+    lone: bool = False  # one candidate: its p is 0.5 whatever its terms
 
     def of(self, rowid: int) -> dict[str, float]:
         """One candidate's terms, rounded, and their sum over the divisor (the calibrated map's m)."""

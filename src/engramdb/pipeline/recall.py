@@ -323,6 +323,8 @@ class FuseStage:
                 # score = 1 / (1 + exp(-(a * m + b))), m = the sum of a candidate's terms / divisor
                 rec["divisor"] = round(explained.divisor, 4)
                 rec["counted"] = explained.counted
+                if explained.lone:  # the score is not the map of m: say so, or the trace does not add up
+                    rec["lone"] = "one candidate, nothing to compare it with: p = 0.5, whatever m reads"
                 rec["contributions"] = {c.rowid: explained.of(c.rowid) for c in fused[:_EXPLAINED]}
         elif preset.fusion == "union":
             fused = union(results, list(preset.channels))
