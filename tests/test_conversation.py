@@ -267,6 +267,20 @@ def test_add_turn_sent_twice_is_stored_once(mem: Memory) -> None:
     assert len(turns()) == 4
 
 
+def test_a_retry_of_a_turn_stamped_before_the_latest_is_stored_once(mem: Memory) -> None:
+    """With its time given, a retry was recognised only as the session's latest turn: a turn
+    stamped before it (a batch whose other turn took the wall clock) was stored again, with a
+    second copy of its fact, on every retry."""
+    mem.add_turn("user", "I booked a table at Kirin for Friday.", session_id="s", timestamp="2025-01-04T09:05:00")
+    first = mem.add_turn("user", "My sister arrives on Sunday.", session_id="s", timestamp="2025-01-04T09:00:00")
+    count = mem.count()
+    again = mem.add_turn("user", "My sister arrives on Sunday.", session_id="s", timestamp="2025-01-04T09:00:00")
+    assert (first.turns, again.turns, again.written, again.sessions_unchanged) == (1, 0, 0, 1)
+    assert mem.count() == count
+    later = mem.add_turn("user", "My sister arrives on Sunday.", session_id="s", timestamp="2025-01-04T09:10:00")
+    assert later.turns == 1  # said again later: a turn of its own
+
+
 def test_a_retried_turn_reports_its_session_unchanged(mem: Memory) -> None:
     """A retry (the latest turn again, or a turn id with the same words) says the session is
     unchanged — it said sessions_unchanged: 0, as if nothing had been looked at."""

@@ -424,8 +424,12 @@ class Memory:
             facts = self.store.get(ns, self.store.ids(ns, Filters(session_id=sid, kinds=["fact"])))
             removes = [gone, *(f.id or "" for f in facts if gone in f.derived_from)]
             latest = earlier[named - 1] if named > 0 else None  # what the corrected turn answered
-        elif turn_id is None and latest is not None and is_retry(turn_from_entry(latest), parsed[0], timestamp):
-            report.sessions_unchanged = 1  # sent twice, stored once: nothing written
+        elif turn_id is None and any(is_retry(turn_from_entry(e), parsed[0], timestamp)
+                                     for e in (earlier if timestamp is not None else [latest] if latest else [])):
+            # Sent twice, stored once: nothing written. With its time given, the same words at the
+            # same time are that turn wherever it sits (a turn stamped earlier than the session's
+            # latest was stored again on every retry); without one, only the latest turn can be it.
+            report.sessions_unchanged = 1
             return report
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
         write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context, removes=removes)
