@@ -13,7 +13,7 @@ import pytest
 import uvicorn
 from click.testing import CliRunner
 
-from engramdb import Memory
+from engramdb import InputError, Memory
 from engramdb.cli import main
 from engramdb.server.app import Limits, create_app
 from engramdb.server.keys import KeyStore, keys_path
@@ -122,9 +122,10 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         # The doors validate as the library does, with messages that say what is wrong.
         assert error(http.post("/v1/memories/search", json={"query": "x", "k": "3"})) == (422, "invalid_request")
         assert error(http.post("/v1/memories/search", json={"query": "x", "k": True})) == (422, "invalid_request")
-        for query in ([], [{"role": "user"}], 5):  # a query is text here (never searched as "[]")
+        for query, status in (([], (400, "bad_input")), ([{"role": "user"}], (400, "bad_input")),
+                              (5, (422, "invalid_request"))):  # text or chat messages (never searched as "[]")
             refused = http.post("/v1/memories/search", json={"query": query})
-            assert error(refused) == (422, "invalid_request") and "query" in refused.json()["error"]["message"]
+            assert error(refused) == status and "query" in refused.json()["error"]["message"]
         both = http.post("/v1/memories", json={"text": "a", "entry": {"text": "b"}})
         assert error(both) == (400, "bad_input") and "not text and entry" in both.json()["error"]["message"]
         empty = http.post("/v1/memories/search", headers={"content-type": "application/json"})
@@ -329,6 +330,28 @@ def test_turns_may_be_chat_messages(server: Running) -> None:
             {"role": "user", "content": "I adopted a kitten named Miso."}, {"speaker": "assistant", "text": "Lovely!"}]})
         assert sent.status_code == 200, sent.text
     assert sorted(e.source.speaker for e in server.memory.list(filters={"kind": "turn"})) == ["assistant", "user"]
+
+
+def test_a_search_may_be_chat_messages_as_over_mcp_and_in_python(server: Running) -> None:
+    """MCP's memory_search took the chat messages as a list; /v1/memories/search answered 422
+    'query: Input should be a valid string' and Memory.search refused them."""
+    server.memory.add(["Alice moved to Lisbon in 2024.", "The wifi password is hunter2."])
+    messages = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Hi!"},
+                {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Where does Alice live now?"}]
+    in_python = server.memory.search(messages, k=2)
+    assert in_python.hits[0].text == "Alice moved to Lisbon in 2024."
+    assert [h.id for h in in_python.hits] == [h.id for h in server.memory.search(json.dumps(messages), k=2).hits]
+    with server.client() as http:
+        found = http.post("/v1/memories/search", json={"query": messages, "k": 2})
+        assert found.status_code == 200, found.text
+        assert [(h["id"], round(h["score"], 6)) for h in found.json()["hits"]] == [
+            (h.id, round(h.score, 6)) for h in in_python.hits]
+        refused = http.post("/v1/memories/search", json={"query": [{"role": "user"}]})
+        assert error(refused) == (400, "bad_input") and "no message in it says anything" in refused.text
+    with pytest.raises(InputError, match="no message in it says anything"):
+        server.memory.search([{"role": "system", "content": "Be brief."}])
+    with pytest.raises(InputError, match="a query given as a list must be chat messages"):
+        server.memory.search([{"role": "user", "content": "x"}, "y"])  # type: ignore[list-item]
 
 
 def test_a_bad_turn_in_a_request_writes_none_of_its_turns(server: Running) -> None:

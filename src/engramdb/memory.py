@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import builtins
+import json
 import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
 from .conversation.ingest import check_turn, is_retry, no_llm_calls, turn_from_entry
@@ -468,9 +469,24 @@ class Memory:
             raise InputError(str(exc)) from None
 
     # -- reads ---------------------------------------------------------------------------
+    @staticmethod
+    def _messages_query(messages: "Sequence[Any]") -> str:
+        """Chat messages as the JSON text a dialogue-context query is read from (text.dialogue)."""
+        from .text.dialogue import said_messages
+
+        if not all(isinstance(m, Mapping) for m in messages):
+            raise InputError("a query given as a list must be chat messages: objects with a role and content")
+        try:
+            text = json.dumps([dict(m) for m in messages], ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"query: chat messages must be JSON ({exc})") from None
+        if not said_messages(text):  # [{"role": "user"}]: never searched as the literal text
+            raise InputError("query: no message in it says anything (each needs a role and a non-empty content)")
+        return text
+
     def search(
         self,
-        query: str,
+        query: "str | Sequence[Mapping[str, Any]]",
         k: int = 10,
         *,
         filters: Filters | dict[str, Any] | None = None,
@@ -487,6 +503,10 @@ class Memory:
         context: int = 0,
     ) -> SearchResult:
         """The ``k`` most useful entries for ``query``, best first, each with per-channel evidence.
+
+        ``query`` is a question, the last few utterances of a conversation (``"User: … Assistant:
+        …"``), or a chat API's messages, ``[{"role": "user", "content": "…"}, …]`` (read as that
+        dialogue context: docs/QUERIES.md).
 
         ``filters`` are hard constraints applied inside every channel (see `Filters`).
         ``preset`` is a shipped preset's name, a `Preset`, a table of preset sections (a dict,
@@ -508,8 +528,10 @@ class Memory:
         in its session (``hit.context``, offsets -n..n), within the same scope and filters; a
         fact hit gets none (its ``derived_from`` names the turns it was restated from).
         """
+        if isinstance(query, (list, tuple)) and query:
+            query = self._messages_query(query)
         if not isinstance(query, str) or not query.strip():
-            raise InputError("query must be a non-empty string")
+            raise InputError("query must be a non-empty string or a list of chat messages")
         checked(check_unicode, query, "query")
         if len(query) > self.max_query_chars:
             raise InputError(f"query is {len(query):,} characters long; the limit is {self.max_query_chars:,} "

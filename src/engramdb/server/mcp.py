@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 from typing import Annotated, Any, Callable, Literal, Sequence, get_type_hints
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -24,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from ..errors import EngramError, InputError
 from ..memory import Memory
 from ..schema import ContextTurnModel, EntryModel, NamespaceModel, SessionModel, SourceModel, TimelineModel, to_wire
-from ..text.dialogue import said_messages
 from .auth import ApiError, authenticate, caller_of
 from .keys import KeyStore
 from .models import DEFAULT_K, checked_k
@@ -311,16 +309,11 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
     def memory_search(ctx: Context, query: Query = None, k: K = None, filters: FilterArg = None, now: Now = None,
                       context: ContextTurns = None) -> Annotated[CallToolResult, SearchResult]:
         ns = scope(ctx, "read", "memory_search")
-        # The SDK hands a JSON-array string over already parsed: the messages go back to the
-        # text `Memory.search` reads them from (text.dialogue).
+        # The SDK hands a JSON-array string over already parsed: `Memory.search` takes the messages.
         if not query:  # none, "" or []
             raise InputError("give the question as query")
-        text = json.dumps(query, ensure_ascii=False) if isinstance(query, list) else query
-        if isinstance(query, list) and not said_messages(text):  # [{"role": "user"}]: never the literal text
-            raise InputError("query: no message in it says anything (each needs a role and a non-empty content); "
-                             "give the question as query")
         size = checked_k(k if k is not None else min(DEFAULT_K, max_k or DEFAULT_K), max_k)
-        result = memory.search(text, k=size, filters=filters, now=now, namespace=ns, context=context or 0)
+        result = memory.search(query, k=size, filters=filters, now=now, namespace=ns, context=context or 0)
         found = SearchResult(hits=[_compact(h.to_dict(), h.score) for h in result.hits])
         return reply(found, f"{_count(len(found.hits), 'memory')} found, best first:\n{_lines(found.hits)}"
                      if found.hits else "no memories found")

@@ -53,7 +53,10 @@ class AddResponse(BaseModel):
 
 
 class SearchRequest(_Body):
-    query: str = Field(validation_alias=AliasChoices("query", "q"))
+    query: str | list[dict[str, Any]] = Field(
+        validation_alias=AliasChoices("query", "q"),
+        description="a question, the last few utterances ('User: … Assistant: …'), or chat messages "
+                    "[{role, content}, …]")
     k: int = Field(DEFAULT_K, validation_alias=AliasChoices("k", "top_k", "limit"))
 
     @model_validator(mode="before")
