@@ -136,13 +136,17 @@ def test_conversation_import_search_now_and_add_turn(run):
 
     result = run("add-turn", "assistant", "Say hi to 小王 from me!", "--session", "chat-42", "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["turns"] == 1
+    reported = json.loads(result.output)
+    assert reported["turns"] == 1 and reported["turn_id"] == "chat-42:5"  # the session held four turns
+    assert json.loads(run("get", reported["id"], "--json").output)["entries"][0]["source"]["turn_id"] == "chat-42:5"
     # a turn in a language the offline extractor does not restate is stored all the same, and says so
     russian = run("add-turn", "user", "Вчера я купила новую машину.", "--session", "chat-42")
-    assert russian.exit_code == 0 and "added 1 turn and 0 facts" in russian.output
+    assert russian.exit_code == 0 and "added turn chat-42:6 [" in russian.output and "and 0 facts" in russian.output
     assert "restates English and Chinese" in russian.output
     one = run("add-turn", "user", "Yesterday I bought a new car.", "--session", "chat-42")
-    assert "added 1 turn and 1 fact to chat-42" in one.output and "restates" not in one.output
+    assert "and 1 fact to chat-42" in one.output and "restates" not in one.output
+    again = run("add-turn", "user", "Yesterday I bought a new car.", "--session", "chat-42")
+    assert again.output.strip() == "chat-42 holds that turn already (chat-42:7): nothing added"
 
     bad = run("import", str(CONVERSATIONS / "bad_turns.jsonl"))
     assert bad.exit_code == 1 and "bad_turns.jsonl:3: missing 'speaker'" in bad.output

@@ -610,14 +610,22 @@ def test_turns_report_what_was_written_not_what_was_sent(server: Running) -> Non
         assert first.status_code == 200, first.text
         body = first.json()
         assert body["turns"] == 2 and body["unchanged"] == 0 and body["written"] >= 2 and body["removed"] == 0
+        # Each turn's id in the session and its entry id, as add_turn and MCP's memory_add_turn give them.
+        assert body["turn_ids"] == ["t1", "t2"]
+        assert [e.text for e in server.memory.get(body["ids"])] == ["Ann: I moved to Porto in May.",
+                                                                    "Ben: How do you like it?"]
         count = server.memory.count()
         again = http.post("/v1/conversations/move/turns", json={"turns": turns}).json()
-        assert again == {"session_id": "move", "turns": 0, "unchanged": 2, "facts": 0, "written": 0, "removed": 0}
+        assert again == {"session_id": "move", "turns": 0, "unchanged": 2, "facts": 0, "written": 0, "removed": 0,
+                         "turn_ids": ["t1", "t2"], "ids": body["ids"]}
         assert server.memory.count() == count
         lovely = http.post("/v1/conversations/move/turns", json={"turns": [{"speaker": "Ben", "text": "Lovely."}]})
-        assert lovely.json()["turns"] == 1
-        assert http.post("/v1/conversations/move/turns", json={"turns": [{"speaker": "Ben", "text": "Lovely."}]}
-                         ).json()["unchanged"] == 1  # the session's latest turn, sent twice
+        assert lovely.json()["turns"] == 1 and lovely.json()["turn_ids"] == ["move:3"]
+        twice = http.post("/v1/conversations/move/turns", json={"turns": [{"speaker": "Ben", "text": "Lovely."}]})
+        assert twice.json()["unchanged"] == 1, twice.text  # the session's latest turn, sent twice
+        assert twice.json()["turn_ids"] == ["move:3"] and twice.json()["ids"] == lovely.json()["ids"]
+        report = server.memory.add_turn("Ann", "Thanks!", session_id="move")
+        assert (report.turn_id, server.memory.get(report.id)[0].text) == ("move:4", "Ann: Thanks!")
         corrected = http.post("/v1/conversations/move/turns", json={"turns": [
             {"speaker": "Ann", "text": "I moved to Braga in May.", "turn_id": "t1"}]}).json()
         assert corrected["turns"] == 1 and corrected["unchanged"] == 0 and corrected["removed"] >= 1

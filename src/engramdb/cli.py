@@ -318,7 +318,7 @@ def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, times
     if as_json:
         _print_json(to_wire("turn_report", report))
     elif report["turns"] == 0:
-        echo(f"{session_id} already ends with that turn: nothing added")
+        echo(f"{session_id} holds that turn already ({report.get('turn_id')}): nothing added")
     else:
         facts = report["facts"]
         note = ""
@@ -326,7 +326,8 @@ def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, times
             # Say why, so a Russian or Arabic turn is not a silent mystery: it is stored and
             # searchable (the embedding is multilingual), only not restated as facts.
             note = " (the offline extractor restates English and Chinese; the turn itself is searchable)"
-        echo(f"added 1 turn and {facts} fact{'' if facts == 1 else 's'} to {session_id}{note}")
+        echo(f"added turn {report.get('turn_id')} [{report.get('id')}] and {facts} fact{'' if facts == 1 else 's'} "
+             f"to {session_id}{note}")
 
 
 def _unfound(term: str, channels: dict[str, Any]) -> str:

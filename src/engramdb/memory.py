@@ -7,6 +7,7 @@ import json
 import math
 import os
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
@@ -363,9 +364,9 @@ class Memory:
 
         Earlier turns of the session are kept; the session's other speakers are used to
         resolve "you". ``timestamp`` defaults to now. A retry is a no-op: the same speaker
-        and text as the session's latest turn (at the same ``timestamp``, when one is given)
-        is that turn again, and nothing is written (``report.turns == 0``,
-        ``report.sessions_unchanged == 1``); give a ``turn_id``
+        and text as the session's latest turn (or, when a ``timestamp`` is given, as the turn of
+        the session said at that time, if no other turn shares it) is that turn again, and nothing is written
+        (``report.turns == 0``, ``report.sessions_unchanged == 1``); give a ``turn_id``
         to say exactly which turn a call is. A ``turn_id`` the session holds already names
         that turn: the same speaker and text is a retry, other words correct it — the turn is
         replaced in its place (keeping its time unless one is given) and its facts with it.
@@ -373,7 +374,8 @@ class Memory:
         A turn id names one turn of its session, also when other processes write to it: the
         store refuses, inside the write's transaction, a turn id another turn holds, and the
         turn is then read again against the session as it is now (renumbered, or found to be
-        a retry or a correction), up to eight times.
+        a retry or a correction), up to eight times. ``report.turn_id`` and ``report.id`` name
+        the turn written (or found stored): its id in the session and its entry id.
         """
         import random
         import time
@@ -410,8 +412,10 @@ class Memory:
         holders = [i for i, e in enumerate(earlier) if turn_id is not None and e.source.turn_id == parsed[0].turn_id]
         removes: list[str] = []
         if holders:  # that turn again: a retry, or a correction of it
-            if any(is_retry(turn_from_entry(earlier[i]), parsed[0], timestamp) for i in holders):
+            again = [earlier[i] for i in holders if is_retry(turn_from_entry(earlier[i]), parsed[0], timestamp)]
+            if again:
                 report.sessions_unchanged = 1  # the session holds that turn: nothing written
+                report.turn_id, report.id = again[0].source.turn_id, again[0].id
                 return report
             if len(holders) > 1:  # left by concurrent writers before the store refused a taken turn id
                 raise InputError(f"turn id {turn_id!r:.80} names {len(holders)} turns of session {sid!r:.80} "
@@ -425,15 +429,24 @@ class Memory:
             facts = self.store.get(ns, self.store.ids(ns, Filters(session_id=sid, kinds=["fact"])))
             removes = [gone, *(f.id or "" for f in facts if gone in f.derived_from)]
             latest = earlier[named - 1] if named > 0 else None  # what the corrected turn answered
-        elif turn_id is None and any(is_retry(turn_from_entry(e), parsed[0], timestamp)
-                                     for e in (earlier if timestamp is not None else [latest] if latest else [])):
-            # Sent twice, stored once: nothing written. With its time given, the same words at the
-            # same time are that turn wherever it sits (a turn stamped earlier than the session's
-            # latest was stored again on every retry); without one, only the latest turn can be it.
-            report.sessions_unchanged = 1
-            return report
+        elif turn_id is None:
+            # Sent twice, stored once: nothing written. With its time given, the same words at a
+            # time no other turn of the session has are that turn wherever it sits (a turn stamped
+            # earlier than the session's latest was stored again on every retry); at a time turns
+            # share (a conversation written at once) or without one, only the latest turn can be it.
+            stamps = Counter(e.timestamp for e in earlier)
+            looked_at = [e for e in earlier if timestamp is not None and stamps[e.timestamp] == 1 and e is not latest]
+            looked_at += [latest] if latest is not None else []
+            again = [e for e in looked_at if is_retry(turn_from_entry(e), parsed[0], timestamp)]
+            if again:
+                report.sessions_unchanged = 1
+                report.turn_id, report.id = again[0].source.turn_id, again[0].id
+                return report
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
         write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context, removes=removes)
+        report.turn_id = parsed[0].turn_id
+        written = self.store.ids(ns, Filters(session_id=sid, turn_id=parsed[0].turn_id, kinds=["turn"]))
+        report.id = written[0] if written else None
         return report
 
     def delete(

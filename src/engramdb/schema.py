@@ -225,6 +225,9 @@ class TurnReportModel(_Model):
     extractor: str | None
     failures: list[dict[str, Any]]
     llm: dict[str, Any] | None
+    turn_id: str | None = Field(default=None, description="the turn's id in its session (give it as --turn-id to "
+                                                          "correct the turn)")
+    id: str | None = Field(default=None, description="the turn's entry id (engram get, engram history)")
 
 
 class NamespaceModel(_Model):

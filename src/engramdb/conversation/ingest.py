@@ -38,9 +38,17 @@ class ConversationReport:
     extractor: str | None = None
     failures: list[dict[str, Any]] = field(default_factory=list)
     llm: dict[str, int] | None = None
+    #: `Memory.add_turn` only: the turn's id in its session (give it as ``turn_id`` to correct
+    #: the turn) and its entry id (for `get`, `history`), whether written now or found stored
+    turn_id: str | None = None
+    id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+        out = {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+        for one_turn in ("turn_id", "id"):  # an import of many turns has no one turn to name
+            if out[one_turn] is None:
+                del out[one_turn]
+        return out
 
 
 def build_turns(

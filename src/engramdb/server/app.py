@@ -382,7 +382,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         unchanged = sum(1 for r in reports if not r.turns or r.sessions_unchanged)
         return {"session_id": session_id, "turns": len(reports) - unchanged, "unchanged": unchanged,
                 "facts": sum(r.facts for r in reports), "written": sum(r.written for r in reports),
-                "removed": sum(r.removed for r in reports)}
+                "removed": sum(r.removed for r in reports),
+                "turn_ids": [r.turn_id for r in reports], "ids": [r.id for r in reports]}
 
     @app.post("/v1/import", tags=["transfer"], response_model=ImportReportModel, openapi_extra=IMPORT_BODY)
     async def import_jsonl(request: Request, ns: str = Depends(need("admin"))) -> Any:

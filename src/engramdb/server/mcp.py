@@ -438,10 +438,9 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
                 raise InputError(f"{name} must be a non-empty string")
         report = memory.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, turn_id=turn_id,
                                  namespace=ns)
-        stored = _stored_turn(memory, ns, session_id, speaker, text, turn_id)
         unchanged = 1 if not report.turns or report.sessions_unchanged else 0
-        result = AddTurnResult(session_id=session_id, turn_id=stored.source.turn_id if stored else turn_id,
-                               id=stored.id if stored else None, turns=1 - unchanged, unchanged=unchanged,
+        result = AddTurnResult(session_id=session_id, turn_id=report.turn_id, id=report.id,
+                               turns=1 - unchanged, unchanged=unchanged,
                                facts=report.facts, written=report.written, removed=report.removed)
         what = "stored already (a retry): nothing written" if unchanged else \
             f"recorded{' (corrected)' if report.removed else ''}, {_count(report.facts, 'fact')} extracted"
@@ -508,21 +507,3 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
                  memory_add_turn, memory_namespaces, memory_sessions, memory_timeline):
         server.register(tool.__name__, tool, ALIASES.get(tool.__name__))
     return server
-
-
-def _stored_turn(memory: Memory, ns: str, session_id: str, speaker: str, text: str,
-                 turn_id: str | None) -> EntryModel | None:
-    """The turn `memory_add_turn` just wrote (or found already stored): by its turn_id when one
-    was given, else the session's newest turn with these words by this speaker."""
-    from ..conversation.ingest import turn_from_entry
-
-    filters: dict[str, Any] = {"session_id": session_id, "kind": "turn"}
-    if turn_id is not None:
-        filters["turn_id"] = turn_id
-    else:
-        filters["speaker"] = speaker.strip()
-    page = memory.list(namespace=ns, filters=filters, limit=50)
-    for entry in page.results:
-        if turn_id is not None or turn_from_entry(entry).text == text.strip():
-            return EntryModel.model_validate(to_wire("entry", entry.to_dict()))
-    return None

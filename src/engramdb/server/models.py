@@ -116,6 +116,9 @@ class TurnsResponse(_Reply):
     facts: int = Field(description="facts extracted from the turns written")
     written: int = Field(description="entries written, turns and facts")
     removed: int = Field(description="entries a corrected turn replaced: the old turn and its facts")
+    turn_ids: list[str | None] = Field(description="each turn's id in the session, in the order sent: give it as "
+                                                   "turn_id to correct that turn")
+    ids: list[str | None] = Field(description="each turn's entry id, in the order sent (for GET /v1/memories/{id})")
 
 
 class DeleteResponse(BaseModel):
