@@ -60,6 +60,9 @@ def test_a_dialogue_context_takes_the_long_query_weights_whatever_its_length() -
     ("user: what did I do last year? assistant: you went hiking. user: what did Bob buy last month?",
      ["user", "assistant", "user"]),
     ("Speaker 1: I got full marks!\nSpeaker 2: Wow!", ["Speaker 1", "Speaker 2"]),
+    # Chinese chat exports: 【name】 at the start of each line, a colon or none
+    ("【小雨】今天好累啊\n【助手】怎么了？\n【小雨】加班到十点", ["小雨", "助手", "小雨"]),
+    ("【小明】：我考了满分！\n【妈妈】：太棒了！\n【小明】：我想吃蛋糕", ["小明", "妈妈", "小明"]),
 ])
 def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str, speakers: list[str]) -> None:
     from engramdb.text.dialogue import _turns, is_dialogue
@@ -76,6 +79,8 @@ def test_dialogue_contexts_are_read_in_the_usual_transcript_shapes(context: str,
     "Caroline: I went to the support group. Melanie: That is great!",  # two names, once each: a quote?
     "他说：明天见。我说：好的。",  # reported speech, no speaker twice
     "结论：明天上线 备注：无",  # labels after spaces, but no speaker twice and no role
+    "【通知】明天停水\n【注意】请提前储水",  # a notice's headings: no speaker twice and no role
+    "见附件【重要】\n【助手】帮我看看",  # not from the start
     "What did Alice do about two weeks ago?",
     "What did Bob buy last month, around 10:30?\nAnd at 11:00?",  # times, not speakers
     "What did Bob buy last month? Context: he likes bikes.\nAlso: he said it was red.",

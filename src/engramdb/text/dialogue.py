@@ -1,6 +1,6 @@
 """Dialogue-context queries: an agent often searches with the last few utterances of a
-conversation ("<Bart>: "…" <Assistant>: "…" <Bart>: "…"", "[Bart]: …", one "Speaker: …" per
-line, "User: … Assistant: … User: …" on one line, or a chat API's messages as a JSON array,
+conversation ("<Bart>: "…" <Assistant>: "…" <Bart>: "…"", "[Bart]: …", "【小雨】…" or one
+"Speaker: …" per line, "User: … Assistant: … User: …" on one line, or a chat API's messages as a JSON array,
 ``[{"role": "user", "content": "…"}, …]``).
 What the user asks now is in the last utterance; a time expression earlier in the chatter
 ("I barely slept this week") is not the window the question is about — nor is one in the
@@ -24,6 +24,10 @@ _QUESTION = re.compile(r"[?？]\W*$|[吗呢么][。.]?$")
 # to 40 chars).
 _TAG = re.compile(r"<([^<>\n]{1,40})>\s*[:：]")
 _BRACKET = re.compile(r"\[([^\[\]\n]{1,40})\]\s*[:：]")
+# "【Name】…" at the start of a line, a colon optional, as Chinese chat exports write turns; a
+# notice's headings are written so too ("【通知】… 【注意】…"), so it is a dialogue only with the
+# evidence `_inline_turns` asks for (a speaker twice, or one named by role).
+_LENTICULAR = re.compile(r"^[ \t]*【([^【】\n]{1,40})】[ \t]*[:：]?", re.MULTILINE)
 # A line's label must look like a speaker: up to three words that start with a letter
 # ("Mary Ann", "Dr. Smith", "小明"), or one word and a number ("Speaker 2"); a colon before a
 # digit is a time ("around 10:30"), not a label.
@@ -58,11 +62,11 @@ def _split(query: str, marks: list[re.Match[str]]) -> list[tuple[str, str]]:
     return [(m.group(1).strip(), _said(query[m.end():e])) for m, e in zip(marks, ends)]
 
 
-def _inline_turns(query: str) -> list[re.Match[str]]:
-    """Speaker labels of a one-line transcript, or [] unless it reads as one: it starts with a
-    label, and a speaker speaks twice or one is named by role ("User", "助手")."""
-    marks = list(_INLINE.finditer(query))
-    if len(marks) < 2 or query[: marks[0].start(1)].strip():
+def _inline_turns(query: str, pattern: re.Pattern[str] | None = None) -> list[re.Match[str]]:
+    """Speaker labels of a one-line transcript (or of `pattern`), or [] unless it reads as one:
+    it starts with a label, and a speaker speaks twice or one is named by role ("User", "助手")."""
+    marks = list((pattern or _INLINE).finditer(query))
+    if len(marks) < 2 or query[: marks[0].start(1)].strip("【 \t\r\n"):
         return []
     names = [m.group(1).strip().lower() for m in marks]
     if len(set(names)) < len(names) or _ROLES.intersection(names):
@@ -129,7 +133,7 @@ def _turns(query: str) -> list[tuple[str, str]]:
         marks = list(pattern.finditer(query))
         if len(marks) >= 2:
             return _split(query, marks)
-    marks = _inline_turns(query)
+    marks = _inline_turns(query, _LENTICULAR) or _inline_turns(query)
     return _split(query, marks) if marks else []
 
 
