@@ -312,10 +312,16 @@ def test_a_weekday_named_alone_follows_the_tense_of_its_clause() -> None:
              ("I went to the park on Sunday.", d(2026, 11, 15)), ("The concert was on Saturday.", d(2026, 11, 14)),
              ("I'm telling you, on Sunday we went to the beach.", d(2026, 11, 15)),
              ("周六我要去参加婚礼。", d(2026, 11, 21)), ("周六我去参加了婚礼。", d(2026, 11, 14)),
-             ("星期一我们见过面", d(2026, 11, 16))]
+             ("星期一我们见过面", d(2026, 11, 16)),
+             # a timetable or a booking in the present is still to come (they read as past before)
+             ("My sister arrives on Sunday.", d(2026, 11, 22)), ("We leave on Monday.", d(2026, 11, 23)),
+             ("I have a dentist appointment on Wednesday.", d(2026, 11, 25)),
+             ("My sister arrived on Sunday.", d(2026, 11, 15)), ("I had a dentist appointment on Wednesday.",
+                                                                   d(2026, 11, 18))]
     for text, start in cases:
         windows = find_time_windows(text.lower(), friday)
         assert [(w.start, w.end) for w in windows] == [(start, start + timedelta(days=1))], text
     # habits and ranges name no one day; a bare weekday with no tense is left alone
-    for text in ("我每周六打球。", "我一周一次去健身房了", "我周一到周五都要上班", "周六"):
+    for text in ("我每周六打球。", "我一周一次去健身房了", "我周一到周五都要上班", "周六",
+                 "i usually start work on monday.", "we always eat out on friday."):
         assert find_time_windows(text, friday) == [], text

@@ -396,7 +396,9 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
             start = _week(ref, 0)[0] + timedelta(days=target)
         elif g[0] == "next":  # the next such day after today
             start = _day(ref, (target - ref.weekday() - 1) % 7 + 1)
-        elif g[0] == "on" and _FUTURE_EN.search(clause := _clause(m)) and not _PAST_EN.search(clause):
+        elif g[0] == "on" and _HABIT_EN.search(clause := _clause(m)):
+            return None  # "I usually start work on Monday": every such day, not one
+        elif g[0] == "on" and _FUTURE_EN.search(clause) and not _PAST_EN.search(clause):
             # "I'm flying to Paris on Monday", "remind me on Sunday": the coming one, today included
             start = _day(ref, (target - ref.weekday()) % 7)
         else:  # "last Saturday", and "on Saturday" in a memory: the latest such day before today
@@ -543,12 +545,21 @@ def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[Tim
 
 # What says a weekday named alone is still to come: a future or a plan in its clause ("I'm
 # flying", "we are meeting", "will", "going to", "remind me"); a present "is/are on" states a
-# schedule ("the party is on Friday"). Chinese: 要 / 会 / 打算 / 准备 / 想 / 计划; 了 / 过 for the past.
+# schedule ("the party is on Friday"), and so does a timetable verb or a booking in the present
+# ("my sister arrives on Sunday", "I have a dentist appointment on Wednesday"). Chinese: 要 / 会 / 打算 / 准备 / 想 / 计划; 了 / 过 for the past.
 _FUTURE_EN = re.compile(r"\b(?:will|shall|won't|going to|gonna|plan(?:s|ning)? to|about to|remind|"
                         r"(?:am|are|is|i'm|we're|you're|they're|he's|she's)\s+(?:\w+\s+)?\w+ing|"
-                        r"(?:is|are)\s+(?:\w+\s+){0,2}on\s+\w+day)\b|\w['’]ll\b")
+                        r"(?:is|are)\s+(?:\w+\s+){0,2}on\s+\w+day|"
+                        # a timetable in the present: "my sister arrives on Sunday", "we leave on Monday"
+                        r"(?:arrives?|leaves?|starts?|begins?|departs?|lands?|flies|opens?|closes?|ends?)|"
+                        # something booked: "I have a dentist appointment on Wednesday"
+                        r"(?:have|has|i've|we've)\s+(?:got\s+)?(?:a|an|my|the|our|his|her|their)\s+(?:\w+\s+){0,2}"
+                        r"(?:appointment|meeting|exam|interview|flight|class|lesson|date|party|game|match|deadline|"
+                        r"test|surgery|check-?up|call|shift))\b|\w['’]ll\b")
 # ... unless the clause says what happened ("I'm telling you, on Sunday we went to the beach")
 _PAST_EN = re.compile(r"\b(?:went|was|were|did|had|got|came|saw|took|made|met|visited|yesterday|ago)\b")
+# ... and a habit names no one day ("I usually start work on Monday", "we always eat out on Friday")
+_HABIT_EN = re.compile(r"\b(?:usually|always|often|normally|generally|typically|sometimes|never|every)\b")
 _FUTURE_ZH = re.compile(r"要|会|打算|准备|想|计划|将")
 _PAST_ZH = re.compile(r"了|过")
 _CLAUSE_END = re.compile(r"[.!?;。！？；\n]")
