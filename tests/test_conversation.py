@@ -644,3 +644,22 @@ def test_small_talk_turns_do_not_fill_a_time_window(mem: Memory) -> None:
                                                         preset=off).hits}
     kept = {h.entry.text: h.score for h in mem.search("what did I do last weekend", k=8, now="2026-11-20T09:00:00").hits}
     assert kept["User: haha yes"] < scores["User: haha yes"]
+
+
+def test_the_agents_own_turns_are_kept_but_restate_no_facts(mem: Memory) -> None:
+    """Facts restated from the assistant's turns ("The assistant said: Ouch, take care.",
+    "好的，需要我帮你记住什么吗？") were in the top 3 of 10 of an outside check's 43 questions, and
+    an answer quoting memory came back as a fact of its own, above the original."""
+    mem.add_conversation([("user", "I sprained my ankle playing football yesterday."),
+                          ("assistant", "Ouch, take care. Your physiotherapist Dr. Weber is open on Mondays."),
+                          ("user", "Thanks, I will call Dr. Weber tomorrow."),
+                          ("助手", "好的，需要我帮你记住什么吗？我可以提醒你明天下午三点给医生打电话。")],
+                         session_id="ankle", session_time="2025-03-04T10:00:00")
+    facts = [e for e in mem.list(filters={"kind": "fact"}).results]
+    assert facts and all("assistant" not in f.text.lower() and "助手" not in f.text for f in facts)
+    assert any("sprained" in f.text for f in facts)
+    turns = [e.text for e in mem.list(filters={"kind": "turn"}).results]
+    assert len(turns) == 4  # every turn is stored, the agent's too
+    hit = mem.search("who is my physiotherapist?", k=3).hits[0]
+    assert hit.entry.kind == "turn" and "Dr. Weber is open on Mondays" in hit.text
+    assert mem.add_turn("Assistant", "Congratulations on the new job at Shopify!", session_id="ankle").facts == 0

@@ -258,6 +258,12 @@ def _cjk_words(run: str) -> list[str]:
 
 # The speaker names chat exports give (OpenAI roles), as a fact says them.
 _ROLE_NAMES = {"user": ("the user", "用户"), "assistant": ("the assistant", "助手"), "system": ("the system", "系统")}
+#: The agent's own side of a chat, by role: what it says is an answer, a question or politeness
+#: ("Ouch, take care.", "好的，需要我帮你记住什么吗？"), or what memory already holds, said back
+#: ("Your dentist is Dr. Weber"); as facts these crowded the user's own (an outside check: in the
+#: top 3 of 10 of 43 questions) and echoed themselves ("The assistant said: …"). Its turns are
+#: stored and searchable all the same; only no facts are restated from them.
+AGENT_ROLES = frozenset({"assistant", "ai", "bot", "system", "agent", "助手", "机器人", "系统", "ai助手"})
 
 
 def _as_named(speaker: str, chinese: bool) -> str:
@@ -351,6 +357,8 @@ class OfflineExtractor:
         known = set(conversation.speakers)
         names = frozenset(t for name in known for t in query_terms(name))
         for index, turn in enumerate(conversation.turns):
+            if turn.speaker.strip().lower() in AGENT_ROLES:
+                continue
             listener = self._listener(conversation, index)
             previous = conversation.turns[index - 1] if index else None
             question = None
