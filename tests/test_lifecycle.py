@@ -107,6 +107,25 @@ def test_supersede_keeps_the_old_fact_out_of_view(mem: Memory) -> None:
     assert mem.get(berlin)[0].superseded_by == lisbon and mem.count() == 1
 
 
+def test_a_question_about_before_or_a_past_time_sees_what_was_superseded(mem: Memory) -> None:
+    """A supersede link hid the old fact from every question, so "Where did I live before?" and
+    "Where did I live in 2023?" could not be answered once the move was recorded as the docs say."""
+    [dublin] = mem.add([Entry(text="I live in Dublin.", timestamp="2023-01-20")])
+    mem.add(["My sister lives in Lisbon.", "I like oat flat whites.", "The wifi password is hunter2."])
+    [vancouver] = mem.add([Entry(text="Moved to Vancouver with my family.", timestamp="2024-07-01")],
+                          supersedes=[dublin])
+    for question, why in (("Where did I live before?", "a question about a former state"),
+                          ("我以前住在哪里？", "a question about a former state"),
+                          ("Where did I live in 2023?", "a past time window")):
+        result = mem.search(question, k=3, explain=True)
+        assert dublin in [h.id for h in result.hits], question
+        assert result.trace["stages"][0]["include_superseded"] == why
+    for question in ("Where do I live?", "Where do I live now?", "What did I do in July 2024?"):
+        result = mem.search(question, k=5, explain=True)
+        assert dublin not in [h.id for h in result.hits] and vancouver in [h.id for h in result.hits], question
+        assert "include_superseded" not in result.trace["stages"][0]
+
+
 def test_an_old_truth_that_holds_again_is_reinstated_not_hidden(mem: Memory) -> None:
     """Berlin, then Lisbon, then Berlin again: the stored Berlin entry comes back with its
     fields, and the two do not supersede each other (a cycle would hide both)."""

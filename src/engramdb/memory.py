@@ -530,7 +530,8 @@ class Memory:
         own scales (docs/PRESETS.md).
         ``group_by="doc"`` (or ``"path"``, ``"session"``) keeps only the best entry per group.
         Superseded entries and entries past their ``expires_at`` are left out, inside every
-        channel, unless ``include_superseded`` / ``show_expired``. ``now`` is the reference
+        channel, unless ``include_superseded`` / ``show_expired`` — but a question about a
+        former state or a past time window searches superseded entries too (they were true then). ``now`` is the reference
         time for relative expressions in the query ("last week", "上周"): by default the
         newest entry's time in the namespace that is not after the clock (so questions about
         a past conversation are read from where it ended), else the clock. It is recorded in the trace.

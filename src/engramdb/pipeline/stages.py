@@ -46,6 +46,13 @@ class PlanStage:
             {"start": plan.time_start.isoformat(), "end": plan.time_end.isoformat(),  # type: ignore[union-attr]
              "expression": plan.time_expression} if plan.has_window else None
         )
+        past = plan.has_window and ctx.now is not None and plan.time_end <= ctx.now  # type: ignore[operator]
+        if (plan.former or past) and not ctx.filters.include_superseded:
+            # "Where did I live before?", "Where did I live in 2023?": what a `supersedes` link
+            # retired was true then, and is the answer, so such a question searches the
+            # superseded entries too (a question about now, or with no time, does not).
+            ctx.filters = replace(ctx.filters, include_superseded=True)
+            rec["include_superseded"] = "a question about a former state" if plan.former else "a past time window"
         return candidates
 
 
