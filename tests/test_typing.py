@@ -29,6 +29,18 @@ def test_user_code_type_checks_strictly(tmp_path: Path) -> None:
     assert status == 0, stdout + stderr
 
 
+def test_a_misspelt_or_mistyped_update_fails_the_users_type_check(tmp_path: Path) -> None:
+    """`Memory.update(entry_id, **changes: Any)` let `txt=` and `timestamp=12345` through a strict
+    check, to fail only at run time."""
+    api = pytest.importorskip("mypy.api", reason="mypy is a test extra: pip install -e '.[test]'")
+    user = tmp_path / "user_code.py"
+    user.write_text("from engramdb import Memory\n\n\ndef fix(mem: Memory, i: str) -> None:\n"
+                    "    mem.update(i, txt='x')\n    mem.update(i, timestamp=12345)\n", encoding="utf-8")
+    stdout, _, status = api.run(["--strict", "--python-version", "3.11", "--cache-dir", str(tmp_path / "mypy-cache"),
+                                 "--follow-imports", "silent", str(user)])
+    assert status == 1 and 'Unexpected keyword argument "txt"' in stdout and "timestamp" in stdout, stdout
+
+
 def test_typed_usage_runs(tmp_path: Path) -> None:
     """The same file works at run time (a page is indexable and sliceable like a search result)."""
     import sys
@@ -47,3 +59,5 @@ def test_typed_usage_runs(tmp_path: Path) -> None:
         first, rest, cursor = typed_usage.first_page(mem)
         assert first.text and len(rest) == 2 and cursor is None
         assert typed_usage.report_tokens(mem) == 1
+        flights = mem.search("Priya booked the flights", k=1)[0].id
+        assert typed_usage.correct(mem, flights).text.endswith("Porto.")

@@ -34,3 +34,8 @@ def first_page(mem: Memory) -> tuple[Entry, list[Entry], str | None]:
 def report_tokens(mem: Memory) -> int:
     report: ConversationReport = mem.add_conversation([("Priya", "I booked the flights.")], session_id="s1")
     return (report.llm or {}).get("prompt_tokens", 0) + report.turns
+
+
+def correct(mem: Memory, entry_id: str) -> Entry:
+    """`update`'s changes are typed keyword arguments (a misspelt one fails the check: tests/test_typing.py)."""
+    return mem.update(entry_id, text="Priya booked the flights to Porto.", timestamp="2024-05-01", location=None)

@@ -15,7 +15,7 @@ from .errors import (
     StoreBusyError, StoreCorruptError, StoreError, StoreUnavailableError,
 )
 from .llm import LLMClient, LLMConfig, LLMError
-from .lifecycle import HistoryEvent
+from .lifecycle import EntryChanges, HistoryEvent
 from .memory import Memory
 from .migrate import migrate
 from .model import ChannelScore, Entry, Hit, Page, SearchResult, Source
@@ -26,7 +26,7 @@ from .store.base import Filters
 __version__ = "0.1.0"
 
 __all__ = [
-    "Memory", "migrate", "Entry", "HistoryEvent", "Source", "Hit", "SearchResult", "Page", "ChannelScore", "Filters",
+    "Memory", "migrate", "Entry", "HistoryEvent", "EntryChanges", "Source", "Hit", "SearchResult", "Page", "ChannelScore", "Filters",
     "Turn", "Conversation", "ConversationReport", "OfflineExtractor",
     "Embedder", "get_embedder", "LLMClient", "LLMConfig", "LLMError",
     "Preset", "load_preset", "PRESET_NAMES", "OnnxCrossEncoder",

@@ -20,7 +20,8 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
 
 from .errors import InputError, NotFoundError, WriteConflictError
 from .model import Entry
@@ -35,6 +36,22 @@ if TYPE_CHECKING:  # pragma: no cover
 # supersede links) belong to how the entry came to be.
 UPDATABLE = ("text", "metadata", "persons", "entities", "keywords", "location", "topic", "timestamp",
              "timestamp_end", "expires_at")
+
+
+class EntryChanges(TypedDict, total=False):
+    """What `Memory.update` may change (``**changes``), typed, so a checker catches a misspelt
+    field (``txt=``) or a wrong type (``timestamp=12345``) before it runs."""
+
+    text: str
+    metadata: dict[str, Any]
+    persons: list[str]
+    entities: list[str]
+    keywords: list[str]
+    location: str | None
+    topic: str | None
+    timestamp: str | datetime | None
+    timestamp_end: str | datetime | None
+    expires_at: str | datetime | None
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, Unpack
 
 from .conversation import Conversation, ConversationReport, Extractor, Turn, build_turns, get_extractor, write_session
 from .conversation.ingest import check_turn, is_retry, no_llm_calls, turn_from_entry
@@ -20,7 +20,7 @@ from .errors import EngramError, InputError, ModelMismatchError
 from .model import Entry, Page, SearchResult
 from .llm.client import EnvLLM
 from . import lifecycle
-from .lifecycle import HistoryEvent, view
+from .lifecycle import EntryChanges, HistoryEvent, view
 from .pagination import decode_cursor, encode_cursor
 from .validation import aware_timestamp, check_name, check_unicode, checked, normalize_timestamp, shown
 from .pipeline.presets import GROUP_KEYS, Preset, load_preset
@@ -295,13 +295,14 @@ class Memory:
         return checked(check_name, actor, "actor") if actor is not None else None
 
     def update(self, entry_id: str, *, namespace: str | None = None, actor: str | None = None,
-               **changes: Any) -> Entry:
+               **changes: Unpack[EntryChanges]) -> Entry:
         """Change an entry in place (same id) and return it: any of ``text``, ``metadata``
         (replaced whole), ``persons``, ``entities``, ``keywords``, ``location``, ``topic``,
         ``timestamp``, ``timestamp_end``, ``expires_at`` (None clears it). A new text is
         analysed and embedded again; all in one transaction, logged as an ``UPDATE`` event.
         An id the namespace does not hold raises `NotFoundError`."""
-        return lifecycle.update(self.writer, self._ids(entry_id)[0], changes, self._scope(namespace), self._actor(actor))
+        return lifecycle.update(self.writer, self._ids(entry_id)[0], dict(changes), self._scope(namespace),
+                                self._actor(actor))
 
     def history(self, entry_id: str, *, namespace: str | None = None) -> "list[HistoryEvent]":
         """Every ``ADD``, ``UPDATE`` and ``DELETE`` of the entry, oldest first, with the entry
