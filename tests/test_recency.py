@@ -288,3 +288,41 @@ def test_a_store_of_a_few_notes_answers_about_now_too(tmp_path: Path, notes: lis
         mem.add([{"text": text, "timestamp": day} for day, text in notes])
         hits = mem.search(question, k=2, now=NOW).hits
         assert expected in hits[0].text, [h.text for h in hits]
+
+
+#: One person's notes as an outside check wrote them: a job, an address, a coffee and a car that
+#: changed, the changes phrased as events, some in the other language.
+CHANGES = [("2023-01-20", "I live in Dublin, in a flat near Grand Canal Dock."),
+           ("2024-07-01", "Moved to Vancouver with my family in July 2024."),
+           ("2023-03-15", "My favorite coffee is an oat flat white."),
+           ("2024-08-01", "最近改喝美式了，不加奶。"),
+           ("2023-06-01", "My car is a 2018 Volkswagen Golf."),
+           ("2024-07-20", "买了一辆二手的丰田RAV4。"),
+           ("2023-01-15", "I work as a backend engineer at Stripe in Dublin."),
+           ("2024-06-10", "Started a new role as engineering manager at Shopify, fully remote.")]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Where do I work now?", "Shopify"),
+    ("我现在喝什么咖啡？", "美式"),
+    ("Where did I work before?", "Stripe"),
+])
+def test_what_became_of_a_statement_is_also_about_what_the_question_asks(tmp_path: Path, question: str,
+                                                                         expected: str) -> None:
+    """What became of the checked statement was the pool's entry most like it alone: "I work at
+    Stripe in Dublin" was followed by "I live in Dublin" (five days newer, sharing "Dublin"),
+    which then answered "Where do I work now?"; a change in the other language was never the
+    closest. With [recency] relevance the question's own match counts too."""
+    with Memory(tmp_path / "changes.db") as mem:
+        mem.add([{"text": text, "timestamp": day} for day, text in CHANGES])
+        hits = mem.search(question, k=2).hits
+        assert expected in hits[0].text, [h.text for h in hits]
+        alone = mem.search(question, k=2, preset={"extends": "default", "recency": {
+            "tier": 0.75, "share": 0.5, "pool": 10, "relevance": 0}}).hits
+        assert expected in hits[0].text and (expected not in alone[0].text or question.endswith("before?"))
+
+
+def test_recency_relevance_is_a_number_from_0_to_10() -> None:
+    assert load_preset("default").recency.relevance == 1.0
+    with pytest.raises(InputError, match="recency.relevance must be a number from 0 to 10"):
+        load_preset({"extends": "default", "recency": {"tier": 1.0, "relevance": -1}})

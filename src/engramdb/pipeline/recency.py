@@ -73,6 +73,9 @@ class RecencyConfig:
 
     tier: float | None = None
     pool: int = 10
+    #: what may have become of the checked statement is the pool's entry most like it by
+    #: cosine + `relevance` x its semantic match to the question (0: by likeness alone)
+    relevance: float = 0.0
     #: also comparably relevant: a fused score at least this share of the best one's (None: off)
     share: float | None = None
 
@@ -127,6 +130,10 @@ class RecencyStage:
         # About now, nothing said after the question's own `now` (a search of the past).
         latest = ctx.now.timestamp() if direction > 0 and ctx.now is not None else float("inf")
         position = {c.rowid: i for i, c in enumerate(pool)}
+        # Each pool entry's semantic match to the question (one the channel did not return: its list's lowest).
+        lowest = min(semantic) if semantic else 0.0
+        asked = np.asarray([c.channels["semantic"].score if "semantic" in c.channels else lowest for c in pool],
+                           dtype=np.float32)
         stored: list[np.ndarray] = []  # the pool's vectors, read when a step first needs them
 
         def step(anchor: Candidate, done: set[int], why: dict[str, Any]) -> Candidate | None:
@@ -153,7 +160,10 @@ class RecencyStage:
                 return None
             if not stored:
                 stored.append(np.asarray(self.vectors_of([c.rowid for c in pool]), dtype=np.float32))
-            likeness = stored[0] @ stored[0][position[anchor.rowid]]
+            # Most like it, and (with `relevance`) about what the question asks: a note that
+            # shares the statement's details but not its subject ("I live in Dublin" for "I work
+            # at Stripe in Dublin", asked where I work) gives way to the one that answers it.
+            likeness = stored[0] @ stored[0][position[anchor.rowid]] + float(conf.relevance) * asked
             closest = pool[max(others, key=lambda i: likeness[i])]
             if closest.rowid in {c.rowid for c in successors}:
                 return closest
@@ -266,4 +276,5 @@ def parse_recency(section: dict[str, Any], check: Any) -> RecencyConfig:
         return RecencyConfig()
     return RecencyConfig(tier=check.number("recency", section, "tier", None, 0.0, 10.0),
                          pool=check.integer("recency", section, "pool", 10, high=1000) or 10,
-                         share=check.number("recency", section, "share", None, 0.0, 1.0))
+                         share=check.number("recency", section, "share", None, 0.0, 1.0),
+                         relevance=check.number("recency", section, "relevance", 0.0, 0.0, 10.0) or 0.0)
