@@ -176,3 +176,18 @@ def test_a_server_that_never_answers_is_unavailable_not_a_hang(monkeypatch: pyte
         port = silent.getsockname()[1]
         with pytest.raises(StoreUnavailableError, match="cannot reach the database server"):
             Memory(f"postgresql://engram@127.0.0.1:{port}/db?connect_timeout=1", embedder="minilm").count()
+
+
+def test_a_password_the_server_asks_for_and_the_url_lacks_is_no_network_fault() -> None:
+    """libpq's "fe_sendauth: no password supplied" read as "cannot reach the database server",
+    a transient 503 that tells the caller to retry what can never work."""
+    from engramdb.errors import StoreUnavailableError
+    from engramdb.store.postgres.errors import map_pg_error
+
+    lacking = psycopg.OperationalError('connection to server at "127.0.0.1", port 5432 failed: '
+                                       "fe_sendauth: no password supplied")
+    mapped = map_pg_error(lacking, "postgresql://engram@127.0.0.1/memory", None)
+    assert not isinstance(mapped, StoreUnavailableError) and isinstance(mapped, StoreError)
+    assert "refused the connection: fe_sendauth: no password supplied (give it in the URL, PGPASSWORD" in str(mapped)
+    gone = psycopg.OperationalError('connection to server at "127.0.0.1", port 5432 failed: Connection refused')
+    assert isinstance(map_pg_error(gone, "postgresql://engram@127.0.0.1/memory", None), StoreUnavailableError)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import threading
-from contextlib import contextmanager
-from typing import Any, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any, Callable, Iterator
 
 import psycopg
 import psycopg.conninfo
@@ -107,6 +107,24 @@ class Connections:
         if self._writer is not None and self._writer.closed:
             self._writer = None
 
+    def _begin(self, stack: ExitStack, connect: Callable[[], psycopg.Connection[Any]]) -> psycopg.Connection[Any]:
+        """A transaction begun on `connect()`'s connection, entered on `stack`. A connection the
+        server ended while it sat idle (a restart, a failover) fails its BEGIN, before anything
+        of the call ran: it is dropped, with the others opened before the loss, and the call
+        begins once more on a new one — so the first request after a database restart does not
+        fail (it did, once per idle connection, with a 503)."""
+        conn = connect()
+        try:
+            stack.enter_context(conn.transaction())
+            return conn
+        except psycopg.OperationalError:
+            if not (conn.closed or conn.broken):
+                raise
+        self.forget_broken()
+        conn = connect()
+        stack.enter_context(conn.transaction())
+        return conn
+
     @contextmanager
     def read(self, binary: bool = False) -> Iterator[psycopg.Cursor[Any]]:
         """A cursor in one read-only snapshot (nested calls join it)."""
@@ -114,7 +132,8 @@ class Connections:
         if conn.info.transaction_status != TransactionStatus.IDLE:
             yield conn.cursor(binary=binary)
             return
-        with conn.transaction():
+        with ExitStack() as stack:
+            conn = self._begin(stack, self.reader)
             yield conn.cursor(binary=binary)
 
     @contextmanager
@@ -126,8 +145,8 @@ class Connections:
             if conn.info.transaction_status != TransactionStatus.IDLE:
                 yield conn.cursor()
                 return
-            with conn.transaction():
-                cur = conn.cursor()
+            with ExitStack() as stack:
+                cur = self._begin(stack, self._writer_conn).cursor()
                 cur.execute(f"SET LOCAL lock_timeout = '{max(1, int(wait_ms))}ms'")
                 try:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))

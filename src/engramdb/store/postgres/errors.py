@@ -54,9 +54,10 @@ def _map(exc: psycopg.Error, location: str) -> EngramError:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         said = _FATAL.search(str(exc))
         if said is not None:  # the server answered: name what it refused, not the network
-            full = said.group(1).startswith("sorry, too many clients")  # transient, as unreachable is
+            reason = said.group(1) or (f"{said.group(2)} (give it in the URL, PGPASSWORD or ~/.pgpass)")
+            full = reason.startswith("sorry, too many clients")  # transient, as unreachable is
             return (StoreUnavailableError if full else StoreError)(
-                f"store {location}: the database server refused the connection: {said.group(1)}")
+                f"store {location}: the database server refused the connection: {reason}")
         return StoreUnavailableError(f"store {location}: cannot reach the database server ({first})")
     return StoreError(f"store {location}: {type(exc).__name__}: {str(exc).strip()}")
 
@@ -82,7 +83,9 @@ def _bad_url(exc: psycopg.Error) -> str | None:
 #: the server's own reason for refusing a connection it received (no such database or role,
 #: a wrong password, too many clients), as libpq reports it
 _FATAL = re.compile(r"FATAL:\s+((?:database|role) \"[^\"]*\" does not exist|password authentication failed for user "
-                    r"\"[^\"]*\"|sorry, too many clients already|no pg_hba\.conf entry[^\n]*)")
+                    r"\"[^\"]*\"|sorry, too many clients already|no pg_hba\.conf entry[^\n]*)"
+                    # libpq's own: the server asked for a password the URL does not give (not a network fault)
+                    r"|(fe_sendauth: no password supplied)")
 
 
 def _mapped(store: Any, exc: Exception) -> EngramError:
