@@ -39,6 +39,7 @@ from .auth import ApiError, Caller, authenticate, caller_of, resolve, wanted_nam
 from .body_limit import BodyLimit
 from .entry_path import ENTRY, ENTRY_ID, HISTORY, HistoryRoute
 from .addresses import is_loopback
+from .messages import told
 from .loopback_guard import LoopbackGuard
 from .keys import ApiKey, KeyStore
 from .models import (
@@ -125,20 +126,6 @@ def scoped_stats(stats: dict[str, Any], namespaces: list[str]) -> dict[str, Any]
 def _error_response(exc: ApiError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status, headers=headers)
-
-
-def _told(exc: EngramError) -> str:
-    """What a client is told of an error. A store that cannot be reached says only that: its
-    text names the database's user, host, port and name (and the driver's own words about
-    them), which is the operator's to read — in the log — not every key holder's."""
-    if isinstance(exc, StoreUnavailableError):
-        logging.getLogger("uvicorn.error").warning("store unavailable: %s", exc)
-        text = str(exc)
-        what = ("cannot reach the database server" if "cannot reach the database server" in text else
-                "the database server refused the connection: too many clients" if "too many clients" in text else
-                "the store is unavailable")
-        return f"{what}; try again shortly (the reason is in the server's log)"
-    return str(exc)
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -233,8 +220,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     async def _engram_error(request: Request, exc: EngramError) -> JSONResponse:
         for kind, status, code in STATUS:
             if isinstance(exc, kind):
-                return _error(status, code, _told(exc))
-        return _error(500, "store_error", _told(exc))
+                return _error(status, code, told(exc))
+        return _error(500, "store_error", told(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

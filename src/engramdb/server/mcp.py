@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..errors import EngramError, InputError
 from ..memory import Memory
+from .messages import told
 from ..schema import ContextTurnModel, EntryModel, NamespaceModel, SessionModel, SourceModel, TimelineModel, to_wire
 from .auth import ApiError, authenticate, caller_of
 from .keys import KeyStore
@@ -189,7 +190,9 @@ def _engram_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (EngramError, ApiError) as exc:
+        except EngramError as exc:
+            raise ToolError(told(exc)) from None
+        except ApiError as exc:
             raise ToolError(str(exc)) from None
     return wrapper
 
