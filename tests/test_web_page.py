@@ -520,3 +520,24 @@ def test_an_open_loopback_server_needs_no_key(driver: Any, tmp_path: Path, shots
         assert not page.script_errors()
     finally:
         server.stop()
+
+
+def test_a_dialogue_context_keeps_its_lines_and_enter_searches(page: Page, served: dict[str, Any]) -> None:
+    """The query box was a one-line input: a pasted dialogue lost its line breaks ("Alice: …Bob: …"),
+    and the page could not send what the API reads as a dialogue context. Now Shift+Enter adds a
+    line and Enter searches."""
+    from selenium.webdriver.common.keys import Keys
+
+    page.open("/", key=served["read"])
+    page.ready("search")
+    box = page.find("#q")
+    assert box.tag_name == "textarea"
+    box.send_keys("Bob: I'm planning a trip.", Keys.SHIFT, Keys.ENTER, Keys.SHIFT,
+                  "Alice: Nice, where to?", Keys.SHIFT, Keys.ENTER, Keys.SHIFT, "Bob: which city did Alice move to?")
+    assert page.find("#q").get_attribute("value").count("\n") == 2  # Shift+Enter: a new line, no search yet
+    page.act("search", lambda: page.find("#q").send_keys(Keys.ENTER))
+    assert page.query()["q"] == ["Bob: I'm planning a trip.\nAlice: Nice, where to?\nBob: which city did Alice move to?"]
+    assert page.find("#q").get_attribute("value").count("\n") == 2  # drawn again from the address, lines kept
+    page.act("search", lambda: page.click("#tab-explain"))
+    assert "dialogue true" in page.text("[data-stage=fuse]")  # read as a dialogue: its weights
+    assert "semantic\n0.65" in page.text("[data-stage=fuse]")

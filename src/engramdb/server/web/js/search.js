@@ -39,8 +39,21 @@ export function setMaxK(value) {
 }
 
 function form(opts) {
-  const q = h("input", { id: "q", name: "q", type: "search", value: opts.q, placeholder: "Ask your memory… e.g. where does Alice live? / 项目代号是什么？",
+  // A text area, not a one-line input: a dialogue context ("User: …" / "Assistant: …" per line)
+  // keeps its lines, which an input drops when it is pasted. Enter searches, Shift+Enter adds a
+  // line; the box grows with what it holds.
+  const q = h("textarea", { id: "q", name: "q", rows: "1", value: opts.q,
+    placeholder: "Ask your memory… e.g. where does Alice live? / 项目代号是什么？ (Shift+Enter: a new line, for a dialogue)",
     autocomplete: "off", spellcheck: "false", "aria-label": "Query" });
+  const fit = () => { q.style.height = "auto"; q.style.height = `${q.scrollHeight + 2}px`; };
+  q.addEventListener("input", fit);
+  q.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      q.form.requestSubmit();
+    }
+  });
+  requestAnimationFrame(fit);
   const k = h("input", { id: "k", name: "k", type: "number", min: "1", max: String(maxK), value: opts.k });
   const preset = h("select", { id: "preset", name: "preset" },
     PRESETS.map((name) => h("option", { value: name, selected: name === opts.preset }, name)));
