@@ -663,3 +663,21 @@ def test_the_agents_own_turns_are_kept_but_restate_no_facts(mem: Memory) -> None
     hit = mem.search("who is my physiotherapist?", k=3).hits[0]
     assert hit.entry.kind == "turn" and "Dr. Weber is open on Mondays" in hit.text
     assert mem.add_turn("Assistant", "Congratulations on the new job at Shopify!", session_id="ankle").facts == 0
+
+
+def test_a_turn_object_needs_only_who_said_what_and_keeps_its_session(mem: Memory) -> None:
+    """`Turn(speaker, text)` required a turn_id and a session_id, and add_conversation replaced a
+    Turn's own session_id with the call's (or a generated one) without a word."""
+    from engramdb.conversation import Turn
+
+    assert mem.add_conversation([Turn("Ann", "I moved to Porto in May."), Turn("Ben", "Nice!")],
+                                session_id="s1").turns == 2
+    assert mem.add_conversation([Turn("Ann", "I adopted a cat named Miso.", session_id="chat9"),
+                                 Turn("Ben", "Lovely!", session_id="chat9")]).turns == 2
+    turns = {(e.source.session_id, e.source.turn_id) for e in mem.list(filters={"kind": "turn"}).results}
+    assert turns == {("s1", "s1:1"), ("s1", "s1:2"), ("chat9", "chat9:1"), ("chat9", "chat9:2")}
+    with pytest.raises(InputError, match=r"turn 1: its session_id 'b' is not turn 0's \('a'\)"):
+        mem.add_conversation([Turn("A", "one", session_id="a"), Turn("B", "two", session_id="b")])
+    with pytest.raises(InputError, match=r"turn 0: its session_id 'a' is not the call's \('z'\)"):
+        mem.add_conversation([Turn("A", "one", session_id="a")], session_id="z")
+    assert mem.count(filters={"session_id": "a"}) == 0

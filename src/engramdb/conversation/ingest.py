@@ -64,9 +64,12 @@ def build_turns(
     except ValueError as exc:
         raise InputError(f"session_time: {exc}") from exc
     raw: list[tuple[str, str, Any, Any, Any]] = []
+    named: dict[str, int] = {}  # the sessions `Turn` items name, and the first item naming each
     for index, item in enumerate(items):
         if isinstance(item, Turn):
-            raw.append((item.speaker, item.text, item.timestamp, item.turn_id, item.role))
+            if item.session_id:
+                named.setdefault(item.session_id, index)
+            raw.append((item.speaker, item.text, item.timestamp, item.turn_id or None, item.role))
             continue
         if isinstance(item, tuple) and len(item) == 2:
             item = {"speaker": item[0], "text": item[1]}
@@ -86,7 +89,15 @@ def build_turns(
                     item.get("role") if "speaker" in item else None))
     if not raw:
         raise InputError("a conversation needs at least one turn")
-    sid = session_id or default_session_id([Turn(s, t, "", "") for s, t, *_ in raw])
+    # A Turn's own session_id is the session (it was silently replaced by the call's): turns of
+    # two sessions, or of another session than the one the call names, are refused.
+    expected = session_id if session_id is not None else next(iter(named), None)
+    other = next(((n, i) for n, i in named.items() if n != expected), None)
+    if other is not None:
+        said = "the call's" if session_id is not None else f"turn {named[expected]}'s"  # type: ignore[index]
+        raise InputError(f"turn {other[1]}: its session_id {other[0]!r:.80} is not {said} ({expected!r:.80}); "
+                         "write one session per call")
+    sid = session_id or next(iter(named), None) or default_session_id([Turn(s, t) for s, t, *_ in raw])
     turns: list[Turn] = []
     for index, (speaker, text, when, turn_id, role) in enumerate(raw):
         try:

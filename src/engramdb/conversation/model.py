@@ -12,12 +12,14 @@ from ..model import Entry, Source, normalize_timestamp
 
 @dataclass(slots=True)
 class Turn:
-    """One utterance. ``timestamp`` is absolute (UTC); ``turn_id`` is unique within its session."""
+    """One utterance. ``timestamp`` is absolute (UTC); ``turn_id`` is unique within its session.
+    Given to `Memory.add_conversation`, ``Turn(speaker, text)`` is enough: an empty ``turn_id``
+    is numbered, and an empty ``session_id`` is the call's."""
 
     speaker: str
     text: str
-    turn_id: str
-    session_id: str
+    turn_id: str = ""
+    session_id: str = ""
     timestamp: datetime | None = None
     role: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
