@@ -126,6 +126,23 @@ def test_a_question_about_before_or_a_past_time_sees_what_was_superseded(mem: Me
         assert "include_superseded" not in result.trace["stages"][0]
 
 
+def test_asked_about_now_with_superseded_entries_in_view_the_successor_ranks_first(mem: Memory) -> None:
+    """With include_superseded, "Where do I live now?" ranked the superseded "I live in Dublin."
+    first: the link says what became of it, whatever the two texts' likeness."""
+    [dublin] = mem.add([Entry(text="I live in Dublin.", timestamp="2023-01-20")])
+    mem.add(["My sister lives in Lisbon.", "I like oat flat whites."])
+    [vancouver] = mem.add([Entry(text="Moved to Vancouver with my family.", timestamp="2024-07-01")],
+                          supersedes=[dublin])
+    result = mem.search("Where do I live now?", k=3, include_superseded=True, explain=True)
+    ids = [h.id for h in result.hits]
+    assert dublin in ids and ids.index(vancouver) < ids.index(dublin)
+    assert result.hits[0].id == vancouver and result.hits[0].channels["recency"].rank >= 2
+    recency = next(s for s in result.trace["stages"] if s["stage"] == "recency")
+    assert recency["superseded_moved"] and recency["superseded_moved"][0]["to"] == 1
+    plain = mem.search("Where do I live?", k=3, include_superseded=True, explain=True)  # not about now: untouched
+    assert "superseded_moved" not in next(s for s in plain.trace["stages"] if s["stage"] == "recency")
+
+
 def test_an_old_truth_that_holds_again_is_reinstated_not_hidden(mem: Memory) -> None:
     """Berlin, then Lisbon, then Berlin again: the stored Berlin entry comes back with its
     fields, and the two do not supersede each other (a cycle would hide both)."""

@@ -93,6 +93,16 @@ class RecencyStage:
     def __init__(self, conf: RecencyConfig, fetch: Fetch, vectors_of: Callable[[Sequence[int]], np.ndarray]) -> None:
         self.conf, self.fetch, self.vectors_of = conf, fetch, vectors_of
 
+    def _successors_first(self, candidates: list[Candidate], pool: int, rec: dict[str, Any]) -> list[Candidate]:
+        """Asked about now with superseded entries in view (``include_superseded``): an entry's
+        explicit successor ranks above it, whatever their likeness (it ranked first before)."""
+        pooled = attach_entries(self.fetch, candidates[:pool])
+        rest = attach_entries(self.fetch, candidates[pool:])
+        order, moves = _successors_of_superseded(pooled + rest, pool)
+        if moves:
+            rec["superseded_moved"] = moves
+        return order
+
     def __call__(self, ctx: "SearchContext", candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
         conf = self.conf
         if not conf.active:
@@ -101,6 +111,8 @@ class RecencyStage:
         if not (ctx.plan.present or ctx.plan.former):
             rec["skipped"] = "the question asks neither about now nor about before"
             return candidates
+        if ctx.plan.present and ctx.filters.include_superseded:
+            candidates = self._successors_first(candidates, conf.pool, rec)
         semantic = [score for _, score in ctx.recalled.get("semantic", [])]
         spread = statistics.pstdev(semantic) if len(semantic) > 1 else 0.0
         if 1 < len(semantic) < FEW_ROWS:
@@ -246,6 +258,29 @@ def _someone_else(text: str, said: str) -> bool:
 
 
 _WORD = re.compile(r"[a-z]+(?:['’]s)?")
+
+
+def _successors_of_superseded(order: list[Candidate], pool: int) -> tuple[list[Candidate], list[dict[str, int]]]:
+    """`order` with each entry a `supersedes` link retired, among the first `pool`, followed by
+    the entry that superseded it when that ranks lower: the link says what became of it."""
+    moves: list[dict[str, int]] = []
+    moved_ids: set[str] = set()  # each entry moves once: a damaged store's cycle of links ends
+    at = 0
+    while at < min(pool, len(order)):
+        entry = order[at].entry
+        later = entry.superseded_by if entry is not None else None
+        found = next((i for i, c in enumerate(order) if i > at and c.entry is not None and c.entry.id == later), None)
+        if found is None or later in moved_ids:
+            at += 1
+            continue
+        successor = order[found]
+        evidence = ChannelScore(rank=found + 1, score=round(successor.score, 6))
+        moved = replace(successor, score=order[at].score + _gap(order, at),
+                        channels={**successor.channels, "recency": evidence})
+        moves.append({"from": found + 1, "to": at + 1})
+        moved_ids.add(later or "")
+        order = [*order[:at], moved, *[c for i, c in enumerate(order) if i >= at and i != found]]
+    return order, moves
 
 
 def _gap(order: list[Candidate], at: int) -> float:
