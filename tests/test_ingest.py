@@ -327,3 +327,20 @@ def test_a_file_that_is_not_text_fails_the_import_unless_skipped(tmp_path: Path,
     printed = json.loads(result.stdout)
     assert [s["path"] for s in printed["skipped_files"]] == ["b.txt", "d.md"] and "NUL" in printed["skipped_files"][1]["reason"]
     assert "warning: skipped" not in result.stdout
+
+
+def test_a_renamed_subfolder_keeps_its_files_chunk_ids(tmp_path: Path, mem: Memory):
+    """Renaming a subfolder inside an imported folder gave every chunk under it a new id (the
+    old ones ended in DELETE), though the files and their text were the same."""
+    folder = tmp_path / "notes"
+    shutil.copytree(NOTES, folder)
+    mem.import_path(folder)
+    before = {e.text: e.id for e in mem.list(limit=100)}
+    (folder / "projects").rename(folder / "work-projects")
+    (folder / "生活" / "读书笔记.md").rename(folder / "读书笔记.md")  # a file moved to another folder
+    report = mem.import_path(folder)
+    assert report["removed"] == 0 and mem.count() == len(before)
+    after = {e.text: e for e in mem.list(limit=100)}
+    assert {text: e.id for text, e in after.items()} == before
+    assert {e.source.path for e in after.values()} >= {"work-projects/onboarding.md", "读书笔记.md"}
+    assert mem.import_path(folder)["written"] == 0

@@ -11,7 +11,8 @@ A chunk keeps its id while its text stays in the file: a section added above it 
 (its ``chunk_index`` changes, an update) but does not make it a new entry, so ids an agent
 cited stay valid. A file the folder holds under the same relative path as a stored file that
 no longer exists (the folder was moved or renamed) takes that file's place, its unchanged
-chunks keeping their ids, instead of the store holding both.
+chunks keeping their ids, instead of the store holding both; so does a file new to the folder
+for the one file of its name gone from under it (a renamed subfolder, a note moved).
 
 A file that is not text (not UTF-8 or UTF-16 with a byte-order mark, or holding NUL bytes)
 fails the import before anything is written, naming the file; with ``skip_bad_files`` a
@@ -111,15 +112,24 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
     notes: list[tuple[str, str, list[Entry], list[str]]] = []
     seen: set[str] = set()
     skipped: list[dict[str, str]] = []
+    files: list[tuple[Path, str, str]] = []
     for file in note_files(root):
         doc_id = file.resolve().as_posix()
-        if doc_id in seen:
-            continue
-        seen.add(doc_id)  # a skipped file is still there: its chunks stay
-        rel = file.relative_to(base).as_posix()
+        if doc_id not in seen:
+            seen.add(doc_id)  # a skipped file is still there: its chunks stay
+            files.append((file, doc_id, file.relative_to(base).as_posix()))
+    # Files of this folder gone from disk since its last import, by name: a file of the same
+    # name that is new here (its subfolder renamed, or it moved to another) takes their place.
+    gone_by_name: dict[str, list[str]] = {}
+    for gone in _files_gone(writer, root, namespace, seen) if root.is_dir() else ():
+        if not os.path.lexists(gone):
+            gone_by_name.setdefault(gone.rsplit("/", 1)[-1], []).append(gone)
+    for file, doc_id, rel in files:
+        own = writer.store.ids(namespace, Filters(doc_id=doc_id, kinds=["chunk"]))
         earlier = _earlier_identities(writer, namespace, doc_id, rel)
-        stored = writer.store.get(namespace, [*writer.store.ids(namespace, Filters(doc_id=doc_id, kinds=["chunk"])),
-                                              *earlier])
+        if not own and not earlier and len(gone_by_name.get(file.name, [])) == 1:
+            earlier = writer.store.ids(namespace, Filters(doc_id=gone_by_name.pop(file.name)[0], kinds=["chunk"]))
+        stored = writer.store.get(namespace, [*own, *earlier])
         try:
             entries = note_entries(file, rel, namespace, doc_id, stored)
         except InputError as exc:
