@@ -370,3 +370,12 @@ def test_a_nickname_of_a_given_name_is_found_across_scripts(tmp_path: Path) -> N
         assert mem.search("What instrument is Xiao Mei learning?", k=1).hits[0].id == ids[0]
         assert mem.search("When is Xiao Ming's birthday?", k=1).hits[0].id == ids[2]
         assert mem.search("小明搬去哪里了？", k=1).hits[0].id == ids[4]
+
+
+def test_the_written_out_surname_spellings_are_what_the_readings_give() -> None:
+    """LATIN_SURNAMES is written out (deriving it imported pypinyin on every process's first
+    search); it must stay what `_readings` derives from SURNAMES."""
+    from engramdb.text.romanize import LATIN_SURNAMES, _derived_latin_surnames
+
+    assert LATIN_SURNAMES == _derived_latin_surnames()
+    assert {"wang", "zhang", "ouyang", "zhuge", "lu"} <= LATIN_SURNAMES

@@ -375,8 +375,34 @@ def _syllables(word: str, most: int = 3) -> bool:
     return any(word[:n] in _SYLLABLES and _syllables(word[n:], most - 1) for n in range(min(6, len(word)), 0, -1))
 
 
-@lru_cache(maxsize=1)
+#: The pinyin of every surname of `SURNAMES` as `_readings` gives it (tests/test_romanize.py
+#: checks the two agree): written out, because deriving it imports pypinyin's dictionaries,
+#: ~0.1-0.2 s of every process's first search with a capitalised word in it ("What …").
+LATIN_SURNAMES = frozenset({
+    "ai", "an", "ao", "bai", "bao", "bi", "bian", "bo", "cai", "cao", "cen", "chai", "chen", "cheng", "chi",
+    "chu", "cong", "cui", "dai", "dang", "deng", "diao", "ding", "dong", "dongfang", "dou", "du", "duan",
+    "duanmu", "dugu", "fan", "fang", "fei", "feng", "fu", "gan", "gao", "ge", "geng", "gong", "gongsun", "gou",
+    "gu", "guan", "gui", "guo", "han", "hao", "he", "hong", "hou", "hu", "hua", "huang", "huangfu", "huo",
+    "ji", "jia", "jian", "jiang", "jiao", "jin", "jing", "ju", "kang", "ke", "kong", "kou", "kuang", "lan",
+    "lang", "lei", "leng", "li", "liang", "liao", "lin", "ling", "linghu", "liu", "long", "lou", "lu", "luan",
+    "luo", "ma", "mai", "mao", "mei", "meng", "mi", "miao", "min", "mo", "moqi", "mou", "mu", "murong",
+    "nangong", "ni", "nie", "ning", "niu", "nong", "ou", "ouyang", "pan", "pang", "pei", "peng", "piao", "pu",
+    "qi", "qian", "qiao", "qin", "qiu", "qu", "ran", "rao", "ren", "rong", "ruan", "sang", "shan", "shang",
+    "shangguan", "shao", "she", "shen", "sheng", "shi", "shu", "si", "sima", "situ", "song", "su", "sui",
+    "sun", "tan", "tang", "tao", "teng", "tian", "tong", "tu", "wan", "wang", "wei", "wen", "weng", "wu", "xi",
+    "xia", "xiahou", "xiang", "xiao", "xie", "ximen", "xin", "xing", "xiong", "xu", "xuanyuan", "xue", "yan",
+    "yang", "yao", "ye", "yi", "yin", "you", "yu", "yuan", "yuchi", "yue", "yuwen", "zang", "zeng", "zha",
+    "zhai", "zhan", "zhang", "zhangsun", "zhao", "zhen", "zheng", "zhong", "zhou", "zhu", "zhuang", "zhuge",
+    "zhuo", "zong", "zou", "zuo",
+})
+
+
 def _latin_surnames() -> frozenset[str]:
+    return LATIN_SURNAMES
+
+
+def _derived_latin_surnames() -> frozenset[str]:
+    """`LATIN_SURNAMES` as `_readings` derives it."""
     return frozenset(r[0] for r in (_readings(s + "一") for s in SURNAMES) if r)
 
 
