@@ -445,9 +445,7 @@ class Memory:
                 return report
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
         write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context, removes=removes)
-        report.turn_id = parsed[0].turn_id
-        written = self.store.ids(ns, Filters(session_id=sid, turn_id=parsed[0].turn_id, kinds=["turn"]))
-        report.id = written[0] if written else None
+        report.turn_id, report.id = parsed[0].turn_id, parsed[0].to_entry(ns).id  # the entry just written
         return report
 
     def delete(

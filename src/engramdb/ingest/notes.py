@@ -120,10 +120,11 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
             files.append((file, doc_id, file.relative_to(base).as_posix()))
     # Files of this folder gone from disk since its last import, by name: a file of the same
     # name that is new here (its subfolder renamed, or it moved to another) takes their place.
+    gone = _files_gone(writer, root, namespace, seen) if root.is_dir() else []
     gone_by_name: dict[str, list[str]] = {}
-    for gone in _files_gone(writer, root, namespace, seen) if root.is_dir() else ():
-        if not os.path.lexists(gone):
-            gone_by_name.setdefault(gone.rsplit("/", 1)[-1], []).append(gone)
+    for doc_id in gone:
+        if not os.path.lexists(doc_id):
+            gone_by_name.setdefault(doc_id.rsplit("/", 1)[-1], []).append(doc_id)
     for file, doc_id, rel in files:
         own = writer.store.ids(namespace, Filters(doc_id=doc_id, kinds=["chunk"]))
         earlier = _earlier_identities(writer, namespace, doc_id, rel)
@@ -149,7 +150,8 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
             progress(done, len(notes))
     # A file deleted from the folder since it was imported: its chunks go too, as an emptied
     # file's do (each file's own transaction); only files under this folder, other imports kept.
-    for doc_id in _files_gone(writer, root, namespace, seen) if root.is_dir() else ():
+    # (One that a file of its name took the place of above has none left: nothing to remove.)
+    for doc_id in gone:
         removed += writer.write([], namespace=namespace, replaces=Filters(doc_id=doc_id), keep_stored_fields=True)[2]
     report: dict[str, Any] = {"path": str(root), "files": len(notes), "entries": chunks, "written": written,
                               "unchanged": unchanged, "removed": removed}

@@ -66,7 +66,7 @@ def _inline_turns(query: str, pattern: re.Pattern[str] | None = None) -> list[re
     """Speaker labels of a one-line transcript (or of `pattern`), or [] unless it reads as one:
     it starts with a label, and a speaker speaks twice or one is named by role ("User", "助手")."""
     marks = list((pattern or _INLINE).finditer(query))
-    if len(marks) < 2 or query[: marks[0].start(1)].strip("【 \t\r\n"):
+    if len(marks) < 2 or query[: marks[0].start()].strip():
         return []
     names = [m.group(1).strip().lower() for m in marks]
     if len(set(names)) < len(names) or _ROLES.intersection(names):

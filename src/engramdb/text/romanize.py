@@ -397,10 +397,6 @@ LATIN_SURNAMES = frozenset({
 })
 
 
-def _latin_surnames() -> frozenset[str]:
-    return LATIN_SURNAMES
-
-
 def _derived_latin_surnames() -> frozenset[str]:
     """`LATIN_SURNAMES` as `_readings` derives it."""
     return frozenset(r[0] for r in (_readings(s + "一") for s in SURNAMES) if r)
@@ -422,7 +418,7 @@ def latin_names(text: str, capitalised_only: bool = False) -> list[tuple[str, tu
     # a name does not run on over punctuation ("Wang Fang, Li Na and Chen Jing")
     joined = [i + 1 < len(matches) and not _BREAK.search(text, matches[i].end(), matches[i + 1].start())
               for i in range(len(matches))]
-    surnames = _latin_surnames()
+    surnames = LATIN_SURNAMES
     surname = [w in surnames for w in words]
     found: dict[str, tuple[str, tuple[str, ...], bool]] = {}
     named: set[int] = set()  # the words of a three-word name ("Zhang Wei Ming"): not two names too
