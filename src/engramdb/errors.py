@@ -53,7 +53,14 @@ class WriteConflictError(StoreBusyError):
 
 class StoreUnavailableError(StoreError):
     """The store's database server cannot be reached now (stopped, restarting, the network
-    down, no free connection): transient, so a later call may succeed (HTTP 503)."""
+    down, no free connection): transient, so a later call may succeed (HTTP 503).
+
+    `reason` is what went wrong without the store's address (the message names the database's
+    user, host, port and name): what the servers tell a client (server/messages.py)."""
+
+    def __init__(self, message: str, reason: str = "the store is unavailable") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class MemoryClosedError(StoreError):

@@ -22,10 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..errors import EngramError, InputError
 from ..memory import Memory
-from .messages import told
 from ..schema import ContextTurnModel, EntryModel, NamespaceModel, SessionModel, SourceModel, TimelineModel, to_wire
 from .auth import ApiError, authenticate, caller_of
 from .keys import KeyStore
+from .messages import told
 from .models import DEFAULT_K, checked_k
 
 INSTRUCTIONS = (

@@ -13,9 +13,5 @@ def told(exc: EngramError) -> str:
     them), which is the operator's to read — in the log — not every key holder's."""
     if isinstance(exc, StoreUnavailableError):
         logging.getLogger("uvicorn.error").warning("store unavailable: %s", exc)
-        text = str(exc)
-        what = ("cannot reach the database server" if "cannot reach the database server" in text else
-                "the database server refused the connection: too many clients" if "too many clients" in text else
-                "the store is unavailable")
-        return f"{what}; try again shortly (the reason is in the server's log)"
+        return f"{exc.reason}; try again shortly (the reason is in the server's log)"
     return str(exc)

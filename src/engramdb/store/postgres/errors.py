@@ -55,10 +55,12 @@ def _map(exc: psycopg.Error, location: str) -> EngramError:
         said = _FATAL.search(str(exc))
         if said is not None:  # the server answered: name what it refused, not the network
             reason = said.group(1) or (f"{said.group(2)} (give it in the URL, PGPASSWORD or ~/.pgpass)")
-            full = reason.startswith("sorry, too many clients")  # transient, as unreachable is
-            return (StoreUnavailableError if full else StoreError)(
-                f"store {location}: the database server refused the connection: {reason}")
-        return StoreUnavailableError(f"store {location}: cannot reach the database server ({first})")
+            message = f"store {location}: the database server refused the connection: {reason}"
+            if reason.startswith("sorry, too many clients"):  # transient, as unreachable is
+                return StoreUnavailableError(message, "the database server refused the connection: too many clients")
+            return StoreError(message)
+        return StoreUnavailableError(f"store {location}: cannot reach the database server ({first})",
+                                     "cannot reach the database server")
     return StoreError(f"store {location}: {type(exc).__name__}: {str(exc).strip()}")
 
 
