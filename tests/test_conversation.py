@@ -47,6 +47,8 @@ RESTATEMENTS = [
     ("First of next month.", "First of June 2023.", "2023-06-01"),
     ("I fly out on the first of next month.", "I fly out on the first of June 2023.", "2023-06-01"),
     ("我5月之前去过北京。", "我5月之前去过北京。", None),  # a month alone, under a bound: kept
+    ("I'm moving in two weeks.", "I'm moving in the week of 22 May 2023.", "2023-05-22"),
+    ("I learned to swim in two weeks.", "I learned to swim in two weeks.", None),  # a duration: kept
 ]
 
 

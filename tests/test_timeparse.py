@@ -112,7 +112,29 @@ CASES = [
     ("on the Monday before 24 July 2022", d(2022, 7, 17), d(2022, 7, 25)),
     ("the Saturday after 28 October 2022", d(2022, 10, 28), d(2022, 11, 5)),
     ("how many tournaments has Nate won by 10 July 2022?", d(2022, 7, 10), d(2022, 7, 11)),
+    # "in <count> <unit>": that far ahead, as "two weeks from now" (was no time at all, while
+    # 两周后 was one)
+    ("I'm moving in two weeks", d(2023, 5, 22), d(2023, 5, 29)),
+    ("the exam is in 3 days", d(2023, 5, 11), d(2023, 5, 12)),
+    ("see you in a week's time", d(2023, 5, 15), d(2023, 5, 22)),
+    ("what will Alice do in a fortnight?", d(2023, 5, 22), d(2023, 5, 29)),
+    ("we'll know in a few days", d(2023, 5, 10), d(2023, 5, 15)),
+    ("I'm moving in two weeks, can't wait!", d(2023, 5, 22), d(2023, 5, 29)),  # the words before say
 ]
+
+
+@pytest.mark.parametrize("text", [
+    "I learned to swim in two weeks",  # a duration, told of the past
+    "she finished the course in 3 months",
+    "I lost 5 kg in a month",
+    "I go running three times in a week",  # a rate
+    "we have to decide within two weeks",
+    "two of them came in a week",
+    "Hey Nate! We haven't talked in a few days",  # what has not been (LoCoMo's greetings)
+    "I have not slept in two days",
+])
+def test_in_a_count_of_units_is_no_time_when_it_is_a_duration_or_a_rate(text: str) -> None:
+    assert parse_time_window(text, REF) is None, text
 
 
 @pytest.mark.parametrize("text, ref, start, end", [

@@ -147,6 +147,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(\d{4})年(之前|以前|前|之后|以后|后)"), "bound_year_zh"),
     (re.compile(r"\b(?:in|during|of)\s+(\d{4})\b|\b(\d{4})\s*年(?!\d)"), "year"),
     (re.compile(rf"\b({_COUNT_EN})\s+(day|week|fortnight|month|year)s?\s+(ago|later|from now)\b"), "n_ago"),
+    # "in two weeks", "in a month's time": that far ahead, unless the clause makes it a duration
+    # or a rate ("I learned it in two weeks", "three times in a week": `_DURATION_EN`).
+    (re.compile(rf"\bin\s+(?:another\s+|about\s+|just\s+)?({_COUNT_EN})\s+(day|week|fortnight|month|year)s?"
+                r"(?:['’]s?\s+time)?\b"), "n_in"),
     # The number starts where a run of numerals starts: retried from inside the run it would
     # rescan the same run from every position (quadratic on a long run of digits).
     (re.compile(rf"(?<![\d零一二两三四五六七八九十几半])({_COUNT_ZH})\s*({_UNIT_ZH})(前|以前|之前|后|以后|之后)"),
@@ -349,9 +353,11 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
     if kind in ("bound_year", "bound_year_zh"):
         word, year = (g[0], int(g[2])) if kind == "bound_year" else (g[1], int(g[0]))
         return _bounded(_year(year, tz), word)
-    if kind in ("n_ago", "n_ago_zh"):
-        if kind == "n_ago":
-            unit, sign = g[1], (-1 if g[2] == "ago" else 1)
+    if kind == "n_in" and _DURATION_EN.search(_lead(m)):  # what comes after is the next thought
+        return None
+    if kind in ("n_ago", "n_ago_zh", "n_in"):
+        if kind != "n_ago_zh":
+            unit, sign = g[1], (-1 if kind == "n_ago" and g[2] == "ago" else 1)
             if g[0] in _VAGUE_EN:  # "a few days ago": two to six days back, not three exactly
                 return _span_back(ref, unit, *_VAGUE_EN[g[0]], sign=sign)
             count = _en_count(g[0])
@@ -559,20 +565,30 @@ _FUTURE_EN = re.compile(r"\b(?:will|shall|won't|going to|gonna|plan(?:s|ning)? t
 # ... unless the clause says what happened ("I'm telling you, on Sunday we went to the beach")
 _PAST_EN = re.compile(r"\b(?:went|was|were|did|had|got|came|saw|took|made|met|visited|yesterday|ago)\b")
 # ... and a habit names no one day ("I usually start work on Monday", "we always eat out on Friday")
+# ... and "in <count> <unit>" is a duration or a rate, not a time ahead, after words that say
+# what was done ("I learned to swim in two weeks"), what has not been ("we haven't talked in a
+# few days") or how often ("three times in a week").
+_DURATION_EN = re.compile(r"\b(?:went|was|were|did|had|got|came|took|made|finished|completed|learned|learnt|built|"
+                          r"managed|lost|gained|wrote|written|done|within|once|twice|times|per|every|not|never)\b|"
+                          r"n['’]t\b")
 _HABIT_EN = re.compile(r"\b(?:usually|always|often|normally|generally|typically|sometimes|never|every)\b")
 _FUTURE_ZH = re.compile(r"要|会|打算|准备|想|计划|将")
 _PAST_ZH = re.compile(r"了|过")
 _CLAUSE_END = re.compile(r"[.!?;。！？；\n]")
 
 
+def _lead(m: re.Match[str]) -> str:
+    """The clause before the match `m` (at most 80 characters)."""
+    before = m.string[max(0, m.start() - 80):m.start()]
+    ends = list(_CLAUSE_END.finditer(before))
+    return before[ends[-1].end() if ends else 0:]
+
+
 def _clause(m: re.Match[str]) -> str:
     """The clause around the match `m` (at most 80 characters each way), the match included."""
-    text, start, end = m.string, m.start(), m.end()
-    before = text[max(0, start - 80):start]
-    ends = list(_CLAUSE_END.finditer(before))
-    after = text[end:end + 80]
+    after = m.string[m.end():m.end() + 80]
     stop = _CLAUSE_END.search(after)
-    return before[ends[-1].end() if ends else 0:] + text[start:end] + (after[:stop.start()] if stop else after)
+    return _lead(m) + m.group(0) + (after[:stop.start()] if stop else after)
 
 
 def _is_week_weekend(week: tuple[datetime, datetime], part: tuple[datetime, datetime]) -> bool:
