@@ -49,6 +49,8 @@ RESTATEMENTS = [
     ("我5月之前去过北京。", "我5月之前去过北京。", None),  # a month alone, under a bound: kept
     ("I'm moving in two weeks.", "I'm moving in the week of 22 May 2023.", "2023-05-22"),
     ("I learned to swim in two weeks.", "I learned to swim in two weeks.", None),  # a duration: kept
+    ("我过两天去北京。", "我2023年5月10日去北京。", "2023-05-10"),
+    ("大后天考试。", "2023年5月11日考试。", "2023-05-11"),
 ]
 
 

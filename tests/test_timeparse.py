@@ -120,6 +120,10 @@ CASES = [
     ("what will Alice do in a fortnight?", d(2023, 5, 22), d(2023, 5, 29)),
     ("we'll know in a few days", d(2023, 5, 10), d(2023, 5, 15)),
     ("I'm moving in two weeks, can't wait!", d(2023, 5, 22), d(2023, 5, 29)),  # the words before say
+    ("我过两天去北京", d(2023, 5, 10), d(2023, 5, 11)),  # 过两天 / 再过一个月: "in two days"
+    ("再过一个月就毕业了", d(2023, 6, 1), d(2023, 7, 1)),
+    ("过几天再说", d(2023, 5, 10), d(2023, 5, 15)),
+    ("大后天考试", d(2023, 5, 11), d(2023, 5, 12)),  # three days on (it read 后天, two days on)
 ]
 
 
@@ -132,8 +136,13 @@ CASES = [
     "two of them came in a week",
     "Hey Nate! We haven't talked in a few days",  # what has not been (LoCoMo's greetings)
     "I have not slept in two days",
+    "我学过两天钢琴",  # 过 after a verb: "studied for two days"
+    "超过三天没睡好",
+    "过了两天他才回来",
+    "度过两周假期",
+    "经过三天的努力",
 ])
-def test_in_a_count_of_units_is_no_time_when_it_is_a_duration_or_a_rate(text: str) -> None:
+def test_a_count_of_units_ahead_is_no_time_when_it_is_a_duration_or_a_rate(text: str) -> None:
     assert parse_time_window(text, REF) is None, text
 
 

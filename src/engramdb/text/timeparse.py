@@ -155,9 +155,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # rescan the same run from every position (quadratic on a long run of digits).
     (re.compile(rf"(?<![\d零一二两三四五六七八九十几半])({_COUNT_ZH})\s*({_UNIT_ZH})(前|以前|之前|后|以后|之后)"),
      "n_ago_zh"),
+    # 过两天, 再过一个月 ("in two days", "in a month's time"): 过 where a clause or its subject
+    # starts, not after a verb (学过两天: "studied for two days") or in 超过 / 经过 / 度过.
+    (re.compile(rf"(?<![^\s，。！？；：、,.!?;:“”\"等我你他她它们咱就那])(?:再\s*)?过\s*({_COUNT_ZH})\s*({_UNIT_ZH})"
+                r"(?![前后])"), "n_in_zh"),
     (re.compile(r"\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|"
                 r"tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"), "day_word"),
-    (re.compile(r"(大前天|前天|昨天|昨晚|今天|今晚|明天|后天)"), "day_word_zh"),
+    (re.compile(r"(大前天|大后天|前天|昨天|昨晚|今天|今晚|明天|后天)"), "day_word_zh"),
     (re.compile(r"\b(last|this|next|past)\s+(week|weekend|month|year)\b"), "rel_unit"),
     (re.compile(r"\b(last|this|next|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"), "weekday"),
     (re.compile(r"(上上|上个|上|这个|这|本|下个|下)(?:周|星期|礼拜)([一二三四五六日天])"), "weekday_zh"),
@@ -177,7 +181,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _DAY_WORDS = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
               "the day after tomorrow": 2, "last night": -1, "this morning": 0, "this afternoon": 0, "this evening": 0, "大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "今天": 0, "今晚": 0,
-              "明天": 1, "后天": 2}
+              "明天": 1, "后天": 2, "大后天": 3}
 _REL = {"last": -1, "past": -1, "this": 0, "next": 1, "上上个": -2, "下下个": 2, "下下": 2, "上上": -2, "上个": -1, "上": -1, "这个": 0, "这": 0, "本": 0,
         "下个": 1, "下": 1, "去年": -1, "今年": 0, "明年": 1, "前年": -2}
 
@@ -355,8 +359,8 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         return _bounded(_year(year, tz), word)
     if kind == "n_in" and _DURATION_EN.search(_lead(m)):  # what comes after is the next thought
         return None
-    if kind in ("n_ago", "n_ago_zh", "n_in"):
-        if kind != "n_ago_zh":
+    if kind in ("n_ago", "n_ago_zh", "n_in", "n_in_zh"):
+        if kind in ("n_ago", "n_in"):
             unit, sign = g[1], (-1 if kind == "n_ago" and g[2] == "ago" else 1)
             if g[0] in _VAGUE_EN:  # "a few days ago": two to six days back, not three exactly
                 return _span_back(ref, unit, *_VAGUE_EN[g[0]], sign=sign)
@@ -365,7 +369,7 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
                 unit, count = "week", count * 2
         else:
             unit = _ZH_UNITS[g[1]]
-            sign = -1 if g[2] in ("前", "以前", "之前") else 1
+            sign = -1 if kind == "n_ago_zh" and g[2] in ("前", "以前", "之前") else 1
             counts = _zh_count(g[0])
             if counts is None:
                 return None
