@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import tomllib
 import warnings
 from collections.abc import Callable, Iterator
@@ -107,8 +106,12 @@ def test_every_web_file_ships_in_the_package_and_the_presets_list_is_current() -
 
 # -- the browser -------------------------------------------------------------------------
 
-def _chromium_or_skip() -> Any:
-    """Selenium's Chrome driver for Debian's chromium, or a loud skip (a failure in CI)."""
+def _chromium_or_skip(profile: Path) -> Any:
+    """Selenium's Chrome driver for Debian's chromium, or a loud skip (a failure in CI).
+
+    `profile` is the browser's user-data directory: one pytest removes with its other temporary
+    directories, so runs do not leave a profile behind in /tmp.
+    """
     problem = None
     try:
         from selenium import webdriver  # noqa: F401
@@ -132,7 +135,7 @@ def _chromium_or_skip() -> Any:
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-default-apps", "--disable-extensions", "--disable-dev-shm-usage", "--lang=en-US",
                  "--hide-scrollbars", "--force-device-scale-factor=1", "--window-size=1280,900",
-                 f"--user-data-dir={tempfile.mkdtemp(prefix='engram-chromium-')}"):
+                 f"--user-data-dir={profile}"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     os.environ.setdefault("SE_AVOID_STATS", "true")  # Selenium Manager stays out of it: both paths are given
@@ -233,8 +236,8 @@ class Page:
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    chrome = _chromium_or_skip()
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    chrome = _chromium_or_skip(tmp_path_factory.mktemp("chromium-profile"))
     try:
         yield chrome
     finally:
