@@ -162,6 +162,10 @@ def test_news_about_someone_else_does_not_replace_the_answer(diary: Memory, monk
     ("跳槽到了Shopee做后端开发。", "我现在在哪上班？\n我在阿里上班。", False),  # a brand, not a person
     ("其他都没变，就是换了新工作。", "我现在在哪上班？\n我在阿里上班。", False),  # 其他 is "other", not 他
     ("Sam公司今年把年假加到了18天。", "我目前每年有几天年假？\nLumen的年假是每年20天。", True),
+    # a possessive is someone else's when it is a name, not a common noun's
+    ("Quit coffee on the doctor's advice; green tea only.", "What do I drink these days?", False),
+    ("Took a year's break from tennis.", "Do I still play tennis?", False),
+    ("Dana's team switched to Linear.", "What do we use for tickets now?", True),
 ])
 def test_what_reads_as_news_about_someone_else(text: str, said: str, elsewhere: bool) -> None:
     assert recency._someone_else(text, said) is elsewhere
@@ -279,6 +283,10 @@ def test_both_backends_read_a_question_about_now_and_before_alike(store_target: 
     ([("2022-01-01", "我在华为工作。"), ("2024-06-01", "我跳槽去了腾讯上班。")], "Where do I work now?", "腾讯"),
     ([("2020-01-01", "My blood type is O positive."), ("2026-11-01", "I bought a new road bike.")],
      "What is my blood type now?", "blood type"),  # nothing comparable: the newer note stays behind
+    ([("2023-09-09", "I drink three cups of coffee a day, always with milk."),
+      ("2026-07-01", "Quit coffee on the doctor's advice; green tea only."),
+      ("2026-02-01", "We booked a trip to Lisbon for May.")],
+     "What do I drink these days, coffee or tea?", "green tea"),  # "the doctor's" is no one else's news
 ])
 def test_a_store_of_a_few_notes_answers_about_now_too(tmp_path: Path, notes: list[tuple[str, str]], question: str,
                                                       expected: str) -> None:

@@ -223,7 +223,10 @@ class RecencyStage:
 # not 其他 ("other"), not a brand inside Chinese text ("跳槽到了Shopee").
 _OTHER_EN = re.compile(r"\b(?:brother|sister|mom|mum|mother|dad|father|parents|wife|husband|son|daughter|kids|friend|"
                        r"colleague|coworker|neighbou?r|cousin|uncle|aunt|niece|nephew|grandma|grandpa|grandmother|"
-                       r"grandfather|boss)s?\b|\b[a-z]+['’]s\b", re.IGNORECASE)
+                       r"grandfather|boss)s?\b", re.IGNORECASE)
+# A possessive is someone else's when it is a name: "Sam's", not "the doctor's advice" nor "a
+# year's break" (the speaker quitting coffee on the doctor's advice is the speaker's news).
+_POSSESSIVE_NAME = re.compile(r"\b[A-Z][a-z]+['’]s\b")
 _OTHER_ZH = re.compile(r"邻居|同事|朋友|同学|室友|妈妈|爸爸|父母|母亲|父亲|哥哥|姐姐|弟弟|妹妹|"
                        r"老公|老婆|丈夫|妻子|表哥|表姐|表弟|表妹|亲戚|家人|[A-Za-z]+(?=说|家|公司)")
 # A third-person pronoun is someone else only when the question asks about the one who speaks
@@ -246,7 +249,9 @@ def _someone_else(text: str, said: str) -> bool:
     known = said.lower()
     words = set(_WORD.findall(known))
     question = said.split("\n", 1)[0]
-    patterns = (_OTHER_EN, _OTHER_ZH, _PRONOUN) if _ASKS_ABOUT_SPEAKER.search(question) else (_OTHER_EN, _OTHER_ZH)
+    patterns: tuple[re.Pattern[str], ...] = (_OTHER_EN, _POSSESSIVE_NAME, _OTHER_ZH)
+    if _ASKS_ABOUT_SPEAKER.search(question):
+        patterns += (_PRONOUN,)
     for pattern in patterns:
         for mark in {m.group(0).lower() for m in pattern.finditer(text)}:
             if mark.isascii():
