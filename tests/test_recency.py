@@ -334,3 +334,46 @@ def test_recency_relevance_is_a_number_from_0_to_10() -> None:
     assert load_preset("default").recency.relevance == 1.0
     with pytest.raises(InputError, match="recency.relevance must be a number from 0 to 10"):
         load_preset({"extends": "default", "recency": {"tier": 1.0, "relevance": -1}})
+
+
+@pytest.mark.parametrize("notes, question, expected", [
+    ([("2023-03-02", "I live in Leeds."), ("2026-05-10", "Moved to Bristol last week."),
+      ("2026-05-12", "Dentist appointment Thursday at 3pm."), ("2026-05-13", "Buy oat milk and AA batteries."),
+      ("2023-04-01", "My favourite film is Paddington 2.")],
+     "Where do I live now?", "Bristol"),
+    ([("2023-06-01", "我住在上海浦东。"), ("2026-04-20", "上个月搬到杭州了，新家在西湖区。"),
+      ("2026-04-23", "明天下午三点开项目会。"), ("2023-06-05", "我最喜欢的水果是芒果。")],
+     "我现在住在哪里？", "杭州"),
+    ([("2023-03-01", "Joined PureGym on Hill Street."),
+      ("2026-01-09", "Cancelled my gym membership — doing yoga at home instead."),
+      ("2023-02-14", "My blood type is A positive."), ("2026-01-15", "Gave blood today for the first time in years."),
+      ("2023-02-20", "I'm allergic to peanuts.")],
+     "Do I still go to PureGym?", "Cancelled"),
+    ([("2023-03-01", "Joined PureGym on Hill Street."),
+      ("2026-01-09", "Cancelled my gym membership — doing yoga at home instead."),
+      ("2023-02-14", "My blood type is A positive."), ("2026-01-15", "Gave blood today for the first time in years."),
+      ("2023-02-20", "I'm allergic to peanuts.")],
+     "What is my blood type now?", "A positive"),  # a newer note on the topic that changes nothing
+    ([("2022-04-01", "外婆一直住在重庆。"), ("2022-07-15", "爸妈还住在成都的老房子里，不愿意搬。"),
+      ("2026-03-12", "周末大扫除。")],
+     "外婆现在住在哪里？", "重庆"),  # a move refused is no move, and it is someone else's
+])
+def test_an_update_that_says_it_changed_answers_in_a_store_of_a_few_notes(tmp_path: Path, notes: list[tuple[str, str]],
+                                                                          question: str, expected: str) -> None:
+    """"Moved to Bristol last week" is less like "Where do I live now?" than "I live in Leeds" is,
+    by more than the stage's tier: nothing was comparable, and the old city came first. A newer
+    note that says something changed is comparable within [recency] change_tier; one that does
+    not ("Gave blood today") still needs the tier."""
+    with Memory(tmp_path / "first.db") as mem:
+        mem.add([{"text": text, "timestamp": day} for day, text in notes])
+        result = mem.search(question, k=2, now=NOW, explain=True)
+        assert expected in result.hits[0].text, [h.text for h in result.hits]
+        (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
+        if expected in ("Bristol", "Cancelled"):  # comparable only through change_tier, and moved
+            assert stage["said_change"] >= 1 and stage["moved"][0]["to"] == 1
+
+
+def test_change_tier_is_a_number_from_0_to_10() -> None:
+    assert load_preset("default").recency.change_tier == 2.0
+    with pytest.raises(InputError, match="recency.change_tier must be a number from 0 to 10"):
+        load_preset({"extends": "default", "recency": {"tier": 1.0, "change_tier": 11}})

@@ -319,7 +319,7 @@ def _build(check: "_Checker", name: str, data: dict[str, Any], folder: Path | No
         ranker=_ranker(check, fusion, folder),
         adapt=parse_adapt(check.section(data, "adapt", set(ADAPT_KEYS)), set(channels), check.fail),
         neighbours=parse_neighbours(check.section(data, "neighbours", {"lift", "top", "span", "combine"}), check),
-        recency=parse_recency(check.section(data, "recency", {"tier", "pool", "share", "relevance"}), check),
+        recency=parse_recency(check.section(data, "recency", {"tier", "pool", "share", "relevance", "change_tier"}), check),
         planner=check.choice("plan", plan, "planner", "none", PLANNERS),
         reflect_rounds=check.integer("plan", plan, "reflect_rounds", 0, low=0, high=5) or 0,
         gate=_gate(check, data),

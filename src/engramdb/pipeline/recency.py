@@ -14,7 +14,11 @@ When the planner reads a question as asking for the present state (``QueryPlan.p
    standard deviations (of the semantic channel's list) of the best among them, or whose score
    is at least ``share`` of the best score. The embedding is the main judge because it reads
    what an entry is about rather than which of the question's words it repeats; in a store of
-   a few dozen entries its list is spread wide, and the fused score catches what it misses;
+   a few dozen entries its list is spread wide, and the fused score catches what it misses.
+   An entry that says something changed ("Moved to Bristol last week", 换了一辆比亚迪:
+   `text.change.says_change`) is comparable within the wider ``change_tier``: an update says
+   what changed in other words than the question, while a newer note on the topic that changes
+   nothing ("Gave blood today") reads as close to it as the update does;
 2. the best-ranked of them is the statement to check, and the entry of the pool most like it
    (cosine of their embeddings) is what may have become of it: a newer note that merely shares
    the topic ("Lent my old phone to my niece") is less like it than the update is;
@@ -44,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..model import Candidate, ChannelScore
+from ..text.change import says_change
 from ..validation import aware_timestamp
 from .context import Fetch, attach_entries
 
@@ -78,6 +83,9 @@ class RecencyConfig:
     relevance: float = 0.0
     #: also comparably relevant: a fused score at least this share of the best one's (None: off)
     share: float | None = None
+    #: also comparably relevant: an entry that says something changed (`says_change`) within
+    #: this many semantic standard deviations of the best (None: off)
+    change_tier: float | None = None
 
     @property
     def active(self) -> bool:
@@ -127,13 +135,32 @@ class RecencyStage:
             return candidates
         times = {c.rowid: _time(c.entry) for c in pool}
         top_score = max(c.score for c in pool)
-        tier = [c for c in pool if times[c.rowid] is not None and (
-            ("semantic" in c.channels and (best - c.channels["semantic"].score) / spread <= float(conf.tier or 0.0))
-            or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score))]
+
+        # The change tier is wider, and a short list's own spread grows with its gaps (two rows are
+        # always two of their standard deviations apart: any newer note that "bought" something
+        # would be comparable to "My blood type is O positive"), so below FEW_ROWS it is counted
+        # in a full list's spread.
+        change_spread = FEW_ROWS_SPREAD if len(semantic) < FEW_ROWS else spread
+
+        def gap(c: Candidate, unit: float) -> float:
+            """How far below the pool's best semantic match `c` is, in `unit`s."""
+            return (best - c.channels["semantic"].score) / unit if "semantic" in c.channels else float("inf")
+
+        def says_it_changed(c: Candidate) -> bool:
+            return (conf.change_tier is not None and gap(c, change_spread) <= conf.change_tier and c.entry is not None
+                    and says_change(c.entry.text))
+
+        timed = [c for c in pool if times[c.rowid] is not None]
+        close = [c for c in timed if gap(c, spread) <= float(conf.tier or 0.0)
+                 or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score)]
+        changed = [c for c in timed if c not in close and says_it_changed(c)]
+        tier = [c for c in timed if c in close or c in changed]
         # About now, the entry that may replace the best one is newer; about before, older.
         direction = 1.0 if ctx.plan.present else -1.0
         rec.update({"asks": "now" if direction > 0 else "before", "tier": float(conf.tier or 0.0), "share": conf.share,
                     "pool": conf.pool, "compared": len(tier)})
+        if changed:
+            rec["said_change"] = len(changed)  # comparable only through `change_tier`
         order = pool + candidates[conf.pool:]
         if len(tier) < 2:
             rec["nothing_comparable"] = True
@@ -223,11 +250,12 @@ class RecencyStage:
 # not 其他 ("other"), not a brand inside Chinese text ("跳槽到了Shopee").
 _OTHER_EN = re.compile(r"\b(?:brother|sister|mom|mum|mother|dad|father|parents|wife|husband|son|daughter|kids|friend|"
                        r"colleague|coworker|neighbou?r|cousin|uncle|aunt|niece|nephew|grandma|grandpa|grandmother|"
-                       r"grandfather|boss)s?\b", re.IGNORECASE)
+                       r"grandfather|grandparent|granny|girlfriend|boyfriend|boss)s?\b|\bin-laws\b", re.IGNORECASE)
 # A possessive is someone else's when it is a name: "Sam's", not "the doctor's advice" nor "a
 # year's break" (the speaker quitting coffee on the doctor's advice is the speaker's news).
 _POSSESSIVE_NAME = re.compile(r"\b[A-Z][a-z]+['’]s\b")
-_OTHER_ZH = re.compile(r"邻居|同事|朋友|同学|室友|妈妈|爸爸|父母|母亲|父亲|哥哥|姐姐|弟弟|妹妹|"
+_OTHER_ZH = re.compile(r"邻居|同事|朋友|同学|室友|妈妈|爸爸|爸妈|父母|母亲|父亲|哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|"
+                       r"外婆|外公|奶奶|爷爷|姥姥|姥爷|岳父|岳母|公公|婆婆|叔叔|舅舅|姑姑|老板|"
                        r"老公|老婆|丈夫|妻子|表哥|表姐|表弟|表妹|亲戚|家人|[A-Za-z]+(?=说|家|公司)")
 # A third-person pronoun is someone else only when the question asks about the one who speaks
 # ("What pet do we have now?"); asked about Sam, "she" is most likely Sam.
@@ -257,9 +285,15 @@ def _someone_else(text: str, said: str) -> bool:
             if mark.isascii():
                 if mark not in words and mark.rstrip("s").rstrip("'’") not in words:
                     return True
-            elif mark not in known:
+            elif mark not in known and not any(same in known for same in _SAME_PERSON.get(mark, ())):
                 return True
     return False
+
+
+# Words for the same people: asked about 父母, a note about 爸妈 is about them.
+_SAME_PERSON = {"爸妈": ("父母", "爸爸", "妈妈", "parents"), "父母": ("爸妈", "parents"),
+                "爸爸": ("父亲",), "父亲": ("爸爸",), "妈妈": ("母亲",), "母亲": ("妈妈",),
+                "老公": ("丈夫",), "丈夫": ("老公",), "老婆": ("妻子",), "妻子": ("老婆",)}
 
 
 _WORD = re.compile(r"[a-z]+(?:['’]s)?")
@@ -317,4 +351,5 @@ def parse_recency(section: dict[str, Any], check: Any) -> RecencyConfig:
     return RecencyConfig(tier=check.number("recency", section, "tier", None, 0.0, 10.0),
                          pool=check.integer("recency", section, "pool", 10, high=1000) or 10,
                          share=check.number("recency", section, "share", None, 0.0, 1.0),
-                         relevance=check.number("recency", section, "relevance", 0.0, 0.0, 10.0) or 0.0)
+                         relevance=check.number("recency", section, "relevance", 0.0, 0.0, 10.0) or 0.0,
+                         change_tier=check.number("recency", section, "change_tier", None, 0.0, 10.0))
