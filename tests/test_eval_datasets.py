@@ -108,6 +108,25 @@ def test_the_current_state_dev_set_runs_with_its_times(tmp_path: Path) -> None:
     assert all(doc.timestamp for doc in ds.corpus.values())
 
 
+def test_the_second_current_state_set_is_written_by_its_script(tmp_path: Path) -> None:
+    """The current-state set written apart (benchmarks/data/current_apart: one store of 157 notes
+    and ten of a few) loads, and its writer reproduces it byte for byte."""
+    import subprocess
+    import sys
+
+    shipped = Path(__file__).parent.parent / "benchmarks" / "data" / "current_apart"
+    subprocess.run([sys.executable, str(shipped.parent.parent / "current_apart_devset.py"), str(tmp_path)], check=True,
+                   capture_output=True)
+    written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert len(written) > 40 and Path("big/qrels/current.tsv") in written
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
+    sizes = {split: len(load_beir(shipped / "big", split).query_ids) for split in ("current", "past", "stable", "plain")}
+    assert sizes == {"current": 45, "past": 15, "stable": 12, "plain": 10}
+    tiny = sorted((shipped / "tiny").iterdir())
+    assert len(tiny) == 10 and all(len(load_beir(d).corpus) <= 10 for d in tiny)
+
+
 def test_the_names_dev_set_is_written_by_its_script(tmp_path: Path) -> None:
     """The names-across-scripts development set (benchmarks/data/names) loads, and its writer
     reproduces it byte for byte; every split judges questions of its own direction."""
