@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engramdb.text.change import says_change
+from engramdb.text.change import says_change, says_plan
 
 
 @pytest.mark.parametrize("text", [
@@ -49,3 +49,15 @@ def test_only_the_words_just_before_a_cue_can_deny_it() -> None:
     # linear time, and a "not" far before does not deny a change said later
     assert not says_change("no " * 20_000 + "moved")
     assert says_change("I did not like the old flat. " * 200 + "Moved to Leeds.")
+
+
+@pytest.mark.parametrize("text, plan", [
+    ("Planning to move to Bristol next year.", True),
+    ("Thinking about switching to a standing desk.", True),
+    ("打算明年换工作。", True),
+    ("想搬去杭州。", True),
+    ("Moved to Bristol last week.", False),
+    ("换了新工作，去了腾讯。", False),
+])
+def test_a_plan_is_no_change_yet(text: str, plan: bool) -> None:
+    assert says_plan(text) is plan

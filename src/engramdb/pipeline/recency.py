@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..model import Candidate, ChannelScore
-from ..text.change import says_change
+from ..text.change import says_change, says_plan
+from ..text.tokenize import STOPWORDS_EN
 from ..validation import aware_timestamp
 from .context import Fetch, attach_entries
 
@@ -63,11 +64,13 @@ if TYPE_CHECKING:
 MIN_GAP_S = 86_400.0
 
 
-#: A semantic list of fewer rows than this (a store of a few entries) spreads at least
-#: `FEW_ROWS_SPREAD`: two rows are always two of their own standard deviations apart, so in a
-#: store of two job notes ("我在华为工作", 0.895; "我跳槽去了腾讯上班", 0.875) nothing was ever
-#: comparable. e5-small's cosines over a full list of 100 spread 0.014-0.054 (p10-p90, three
-#: dev sets; median 0.019-0.037); a full list is never floored.
+#: A semantic list of fewer rows than this (a store of a few entries) is measured in
+#: `FEW_ROWS_SPREAD`, a full list's spread, not its own: two rows are always two of their own
+#: standard deviations apart, so in a store of two job notes ("我在华为工作", 0.895; "我跳槽去了腾讯上班",
+#: 0.875) nothing was ever comparable, and one far row (an English note among Chinese ones)
+#: spreads a short list so wide that any note is comparable ("我养了一只橘猫" took "我住在杭州"'s place
+#: for 我现在住哪？). e5-small's cosines over a full list of 100 spread 0.014-0.054 (p10-p90, three
+#: dev sets; median 0.019-0.037).
 FEW_ROWS, FEW_ROWS_SPREAD = 20, 0.03
 
 
@@ -124,7 +127,7 @@ class RecencyStage:
         semantic = [score for _, score in ctx.recalled.get("semantic", [])]
         spread = statistics.pstdev(semantic) if len(semantic) > 1 else 0.0
         if 1 < len(semantic) < FEW_ROWS:
-            spread = max(spread, FEW_ROWS_SPREAD)
+            spread = FEW_ROWS_SPREAD
         if not spread:
             rec["skipped"] = "no semantic scores to compare relevance with"
             return candidates
@@ -136,22 +139,16 @@ class RecencyStage:
         times = {c.rowid: _time(c.entry) for c in pool}
         top_score = max(c.score for c in pool)
 
-        # The change tier is wider, and a short list's own spread grows with its gaps (two rows are
-        # always two of their standard deviations apart: any newer note that "bought" something
-        # would be comparable to "My blood type is O positive"), so below FEW_ROWS it is counted
-        # in a full list's spread.
-        change_spread = FEW_ROWS_SPREAD if len(semantic) < FEW_ROWS else spread
-
-        def gap(c: Candidate, unit: float) -> float:
-            """How far below the pool's best semantic match `c` is, in `unit`s."""
-            return (best - c.channels["semantic"].score) / unit if "semantic" in c.channels else float("inf")
+        def gap(c: Candidate) -> float:
+            """How many standard deviations below the pool's best semantic match `c` is."""
+            return (best - c.channels["semantic"].score) / spread if "semantic" in c.channels else float("inf")
 
         def says_it_changed(c: Candidate) -> bool:
-            return (conf.change_tier is not None and gap(c, change_spread) <= conf.change_tier and c.entry is not None
+            return (conf.change_tier is not None and gap(c) <= conf.change_tier and c.entry is not None
                     and says_change(c.entry.text))
 
         timed = [c for c in pool if times[c.rowid] is not None]
-        close = [c for c in timed if gap(c, spread) <= float(conf.tier or 0.0)
+        close = [c for c in timed if gap(c) <= float(conf.tier or 0.0)
                  or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score)]
         changed = [c for c in timed if c not in close and says_it_changed(c)]
         tier = [c for c in timed if c in close or c in changed]
@@ -180,11 +177,18 @@ class RecencyStage:
             older), or None: the pool's entry most like it, if it is comparably relevant, a day or
             more away in the asked direction and not news about someone else."""
             then = times[anchor.rowid] or 0.0
-            said = f"{ctx.plan.query}\n{anchor.entry.text if anchor.entry else ''}"
+            anchor_text = anchor.entry.text if anchor.entry else ""
+            said = f"{ctx.plan.query}\n{anchor_text}"
             successors = [c for c in tier if c.rowid not in done and (t := times[c.rowid] or 0.0) <= latest
                           and direction * (t - then) >= MIN_GAP_S]
-            elsewhere = [c for c in successors if c.entry is not None and _someone_else(c.entry.text, said)]
+            elsewhere = [c for c in successors if c.entry is not None and (
+                _someone_else(c.entry.text, said) or _not_about(c.entry.text, ctx.plan.query, anchor_text))]
             successors = [c for c in successors if c not in elsewhere]
+            # A plan says what may become of it, not what did ("Planning to move to Bristol").
+            planned = [c for c in successors if c.entry is not None and says_plan(c.entry.text)]
+            if planned:
+                successors = [c for c in successors if c not in planned]
+                why["planned"] = len(planned)
             if elsewhere:
                 why["someone_else"] = len(elsewhere)
             # What became of it is the entry of the pool most like it: not merely of the entries
@@ -254,16 +258,22 @@ _OTHER_EN = re.compile(r"\b(?:brother|sister|mom|mum|mother|dad|father|parents|w
 # A possessive is someone else's when it is a name: "Sam's", not "the doctor's advice" nor "a
 # year's break" (the speaker quitting coffee on the doctor's advice is the speaker's news).
 _POSSESSIVE_NAME = re.compile(r"\b[A-Z][a-z]+['’]s\b")
-_OTHER_ZH = re.compile(r"邻居|同事|朋友|同学|室友|妈妈|爸爸|爸妈|父母|母亲|父亲|哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|"
-                       r"外婆|外公|奶奶|爷爷|姥姥|姥爷|岳父|岳母|公公|婆婆|叔叔|舅舅|姑姑|老板|"
-                       r"老公|老婆|丈夫|妻子|表哥|表姐|表弟|表妹|亲戚|家人|[A-Za-z]+(?=说|家|公司)")
+_KIN_ZH = ("邻居|同事|朋友|同学|室友|妈妈|爸爸|爸妈|父母|母亲|父亲|哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|"
+           "外婆|外公|奶奶|爷爷|姥姥|姥爷|岳父|岳母|公公|婆婆|叔叔|舅舅|姑姑|老板|"
+           "老公|老婆|丈夫|妻子|表哥|表姐|表弟|表妹|亲戚|家人")
+_OTHER_ZH = re.compile(_KIN_ZH + r"|[A-Za-z]+(?=说|家|公司)")
 # A third-person pronoun is someone else only when the question asks about the one who speaks
 # ("What pet do we have now?"); asked about Sam, "she" is most likely Sam.
 _PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b|他们|她们|(?<!其)他|她", re.IGNORECASE)
 _ASKS_ABOUT_SPEAKER = re.compile(r"\b(?:i|my|me|mine|we|our|us|ours)\b|我", re.IGNORECASE)
 # Said in the first person as subject or object ("I", "we", "me", 我): then it is news about the
 # one who speaks, whoever else it names ("My wife and I moved", "they gave me a buddy").
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|me|us)\b|我", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|me|us)\b", re.IGNORECASE)
+# 我 is the speaker unless it only owns the one the text is about: 我同事, 我爸妈, 我的邻居 (but 我和老婆).
+_FIRST_PERSON_ZH = re.compile(r"我(?!们?的?(?:" + _KIN_ZH + r"))")
+# A name the question (or the statement checked) gives: the text is news about that person,
+# whoever else it names ("Jake just moved to Denver with his wife", asked where Jake lives).
+_NAME = re.compile(r"\b[A-Z][a-z]+\b")
 
 
 def _someone_else(text: str, said: str) -> bool:
@@ -272,7 +282,10 @@ def _someone_else(text: str, said: str) -> bool:
     at Google", "邻居家新请了保洁阿姨"): it does not say what became of the thing asked about.
     What is said in the first person is the speaker's own news. Linear in both texts: the words
     of `said` are collected once."""
-    if _FIRST_PERSON.search(text):
+    if _FIRST_PERSON.search(text) or _FIRST_PERSON_ZH.search(text):
+        return False
+    names = {name for name in _NAME.findall(said) if name.lower() not in STOPWORDS_EN}
+    if names and any(name in names for name in _NAME.findall(text)):
         return False
     known = said.lower()
     words = set(_WORD.findall(known))
@@ -288,6 +301,25 @@ def _someone_else(text: str, said: str) -> bool:
             elif mark not in known and not any(same in known for same in _SAME_PERSON.get(mark, ())):
                 return True
     return False
+
+
+def _not_about(text: str, question: str, checked: str) -> bool:
+    """Whether a newer entry leaves out the one a question about someone else asks after:
+    asked "爸爸现在的爱好是什么？" (or "Where does Jake live now?", "Where does my sister live
+    now?"), a note that names neither them (nor a name the checked statement gives them: "Emma
+    moved to Edinburgh" for my sister Emma) nor a third-person pronoun is the speaker's own
+    news ("现在基本在家办公"), not what became of theirs."""
+    kin = {mark.lower() for pattern in (_OTHER_EN, _OTHER_ZH) for mark in pattern.findall(question)}
+    asks_speaker = bool(_ASKS_ABOUT_SPEAKER.search(question))
+    names = set() if asks_speaker else {n for n in _NAME.findall(question) if n.lower() not in STOPWORDS_EN}
+    if not kin and not names:
+        return False
+    if kin:
+        names |= {n for n in _NAME.findall(checked) if n.lower() not in STOPWORDS_EN}
+    lowered = text.lower()
+    if any(k in lowered or any(same in lowered for same in _SAME_PERSON.get(k, ())) for k in kin):
+        return False
+    return not (names & set(_NAME.findall(text)) or _PRONOUN.search(text))
 
 
 # Words for the same people: asked about 父母, a note about 爸妈 is about them.

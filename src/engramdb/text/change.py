@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["says_change"]
+__all__ = ["says_change", "says_plan"]
 
 _EN = re.compile(
     r"\b(?:"
@@ -59,3 +59,14 @@ def says_change(text: str) -> bool:
             if not denied.search(text, max(0, match.start() - 24), match.start()):
                 return True
     return False
+
+
+# A plan or a wish is no change yet: "Planning to move to Bristol next year", 打算换工作.
+_PLAN = re.compile(r"\b(?:plan(?:s|ning|ned)?\s+to|thinking\s+(?:about|of)|consider(?:s|ing)|might|may\s+(?:move|switch|"
+                   r"change|quit|leave)|hop(?:e|es|ing)\s+to|want(?:s|ing)?\s+to|would\s+like\s+to|someday|one\s+day)\b|"
+                   r"打算|计划|准备|考虑|想要|想(?:搬|换|辞|跳|去|买|卖|学)|有机会", re.IGNORECASE)
+
+
+def says_plan(text: str) -> bool:
+    """Whether `text` says a plan or a wish ("Planning to move", 打算换工作): what may change."""
+    return bool(_PLAN.search(text))
