@@ -174,6 +174,11 @@ def test_news_about_someone_else_does_not_replace_the_answer(diary: Memory, monk
     # a name the question gives: news about that person, whoever else the note names
     ("Jake just moved to Denver with his wife.", "Where does Jake live these days?\nMy best friend Jake lives in Austin.",
      False),
+    # a name shared with the checked statement only (a company, a tool) does not make a brother's news ours,
+    ("My brother Tom started working at Google.", "Where do I work now?\nI work at Google.", True),
+    # but a pronoun beside it is about that thing
+    ("Migrated deployments from Jenkins to GitHub Actions; they run on every merge.",
+     "What do we use to deploy currently?\nWe deploy with Jenkins, a nightly pipeline.", False),
 ])
 def test_what_reads_as_news_about_someone_else(text: str, said: str, elsewhere: bool) -> None:
     assert recency._someone_else(text, said) is elsewhere

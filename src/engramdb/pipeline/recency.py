@@ -271,8 +271,8 @@ _ASKS_ABOUT_SPEAKER = re.compile(r"\b(?:i|my|me|mine|we|our|us|ours)\b|我", re.
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|me|us)\b", re.IGNORECASE)
 # 我 is the speaker unless it only owns the one the text is about: 我同事, 我爸妈, 我的邻居 (but 我和老婆).
 _FIRST_PERSON_ZH = re.compile(r"我(?!们?的?(?:" + _KIN_ZH + r"))")
-# A name the question (or the statement checked) gives: the text is news about that person,
-# whoever else it names ("Jake just moved to Denver with his wife", asked where Jake lives).
+# A name a question about someone else gives: the text is news about that person, whoever else
+# it names ("Jake just moved to Denver with his wife", asked where Jake lives).
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
 
 
@@ -284,14 +284,19 @@ def _someone_else(text: str, said: str) -> bool:
     of `said` are collected once."""
     if _FIRST_PERSON.search(text) or _FIRST_PERSON_ZH.search(text):
         return False
-    names = {name for name in _NAME.findall(said) if name.lower() not in STOPWORDS_EN}
-    if names and any(name in names for name in _NAME.findall(text)):
+    question = said.split("\n", 1)[0]
+    asks_speaker = bool(_ASKS_ABOUT_SPEAKER.search(question))
+    named = {n for n in _NAME.findall(text) if n.lower() not in STOPWORDS_EN}
+    # Asked about someone by name ("Where does Jake live now?", "my sister Mei"), a note naming
+    # them is theirs, whoever else it names.
+    if named & set(_NAME.findall(question)):
         return False
     known = said.lower()
     words = set(_WORD.findall(known))
-    question = said.split("\n", 1)[0]
     patterns: tuple[re.Pattern[str], ...] = (_OTHER_EN, _POSSESSIVE_NAME, _OTHER_ZH)
-    if _ASKS_ABOUT_SPEAKER.search(question):
+    # A pronoun in a note that shares a name with the checked statement (a company, a tool, a
+    # city: "Migrated deployments from Jenkins; they run on every merge") is about that thing.
+    if asks_speaker and not named & set(_NAME.findall(said)):
         patterns += (_PRONOUN,)
     for pattern in patterns:
         for mark in {m.group(0).lower() for m in pattern.finditer(text)}:
