@@ -44,6 +44,7 @@ NOTES = [
     "Where do I work now?", "What is my current address?", "Do I still eat meat?", "Who is my GP these days?",
     "What laptop am I using at the moment?", "WHERE DOES ALICE LIVE NOW?", "我现在的领导是谁？", "我目前住在哪个城市？",
     "小王如今在哪里？", "What's the latest version we run?", "How old is Emma now?",
+    "我还吃素吗？", "我还对青霉素过敏吗？", "小林还在招商银行吗？",  # 还 + a verb in a yes-no question: "still"
 ])
 def test_questions_about_the_present_state_are_read_as_such(question: str) -> None:
     assert asks_present(question)
@@ -52,6 +53,7 @@ def test_questions_about_the_present_state_are_read_as_such(question: str) -> No
 @pytest.mark.parametrize("question", [
     "Where did I work before Stripe?", "What was my old phone number?", "What is my old phone number now?", "What was my number before the one I have now?",
     "我以前住在哪里？", "我之前在哪个公司工作？", "Where do I work?", "What did I do recently?",
+    "你想喝茶还是咖啡？", "还有别的吗？", "我还没交房租吗？", "我还要带什么吗？",  # 还是 "or", 还有 "also", 还没 "not yet"
     # a dialogue context: "now" and "still" are small talk there, not a question about the present
     "Bart: I still feel sad. Assistant: Why? Bart: What should I do now?",
 ])
@@ -63,6 +65,7 @@ def test_questions_about_then_or_without_a_cue_are_not(question: str) -> None:
     ("Where did I work before?", True), ("What was my old phone number?", True), ("Where did I use to work?", True),
     ("Which company did I work for originally?", True), ("我以前的领导是谁？", True), ("我原来的手机号是多少？", True),
     ("Where did I work before Stripe?", True), ("What was my previous address?", True), ("我上一份工作在哪？", True),
+    ("Where did I live before moving to Denver?", True), ("What did I drive before switching to electric?", True),
     ("What did I do before the party?", False), ("What do I need before it expires?", False),  # events in order
     ("What does Nate use to remember his dog?", False),  # "use X to", not "used to"
     ("What ingredient did Nate use to make the ice cream?", False),  # only "did I / we use to" is read

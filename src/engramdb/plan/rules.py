@@ -104,7 +104,10 @@ def _keywords(text: str) -> list[str]:
 # Not "recently" / 最近: it names a time ("what did I do recently") rather than a state.
 _PRESENT_EN = re.compile(r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|presently|"
                          r"still|anymore|any more|any longer|latest|most recent|newest|up[ -]to[ -]date)\b")
-_PRESENT_ZH = re.compile(r"现在|目前|当前|如今|眼下|现今|最新|至今|仍然|仍旧|依然|还在")
+# 还 + a verb in a yes-no question is "still" ("我还吃素吗？", "我还对青霉素过敏吗？"); not 还是 ("or"),
+# 还有 ("also"), 还没 ("not yet").
+_PRESENT_ZH = re.compile(r"现在|目前|当前|如今|眼下|现今|最新|至今|仍然|仍旧|依然|还在|"
+                         r"还(?![是有没])[^，,。？?！!吗么嘛]{1,12}[吗么嘛][？?！!。\s]*$")
 # A question about a former state, or in the past tense, asks about then, not now.
 _FORMER_EN = re.compile(r"\b(?:before|previous|previously|former|formerly|prior|used to|(?<!how )old|originally|"
                         r"at first|back then|in the past|earlier|ago|did|was|were|had)\b")
@@ -119,7 +122,8 @@ _FORMER_ZH = re.compile(r"以前|之前|原来|原先|原本|曾经|当初|从�
 _FORMER_STATE_EN = re.compile(r"\b(?:used to|did (?:i|we) use to|previously|formerly|former|prior|"
                               r"(?:my|our|your|his|her|their|\w+['’]s) (?:old|previous|last)|"
                               r"originally|at first|back then|in the past)\b|\bbefore\W*$|"
-                              r"\bbefore (?:(?:i|we|he|she|they) (?:moved|changed|switched|left|joined|started|got)\b)")
+                              r"\bbefore (?:(?:i|we|he|she|they) )?(?:moved|moving|changed|changing|switched|switching|"
+                              r"left|leaving|joined|joining|started|starting|got)\b")
 _BEFORE_NAME = re.compile(r"\bbefore (?:the )?[A-Z]")  # on the text as written: "before Stripe", "before the Kia"
 _FORMER_STATE_ZH = re.compile(r"以前|之前|原来|原先|原本|曾经|当初|从前|前任|上一[份个任家]|旧(?!金山)")
 

@@ -30,7 +30,7 @@ _EN = re.compile(
     r"split\s+up|broke\s+up|divorc(?:ed|ing)|separated|closed|died|passed\s+away|no\s+longer|any\s*more|"
     # beginning
     r"start(?:ed|ing)?|began|begun|join(?:ed|ing)|took\s+up|taken\s+up|sign(?:ed|ing)\s+up|enroll?(?:ed|ing)|"
-    r"hired|promot(?:ed|ion)|demoted|became|become|got\s+(?:a|an|my|the)\s+new|bought|adopted|married|engaged|"
+    r"hired|promot(?:ed|ion)|demoted|became|become|took\s+over|tak(?:e|es|ing)\s+over|succeeded|got\s+(?:a|an|my|the)\s+new|bought|adopted|married|engaged|"
     r"reset|renew(?:ed|al)|rais(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|lower(?:ed|ing)|cut\s+(?:to|down)|"
     # the new (a new one that is now someone's: "got a new number", "my new manager"; not "watched
     # a new film") and the present
