@@ -232,7 +232,11 @@ def test_the_chain_does_not_walk_on_into_notes_less_alike(tmp_path: Path) -> Non
 def test_the_trace_says_what_moved_and_over_what(diary: Memory) -> None:
     result = diary.search("What is my phone number now?", k=3, now=NOW, explain=True)
     (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
-    assert stage["moved"] == [{"from": 2, "to": 1, "id": result.hits[0].id, "over": result.hits[1].id}]
+    (move,) = stage["moved"]
+    assert {k: move[k] for k in ("from", "to", "id", "over")} == {"from": 2, "to": 1, "id": result.hits[0].id,
+                                                                   "over": result.hits[1].id}
+    # why it was the one: its likeness to the checked statement, and how it was comparable
+    assert move["comparable"] == "close" and 1.0 < move["likeness"] < 3.0
     assert stage["asks"] == "now"
     assert stage["compared"] >= 2 and stage["tier"] == 0.75 and stage["share"] == 0.5
     plan = [s for s in result.trace["stages"] if s["stage"] == "plan"][0]
@@ -387,6 +391,9 @@ def test_an_update_that_says_it_changed_answers_in_a_store_of_a_few_notes(tmp_pa
         (stage,) = [s for s in result.trace["stages"] if s["stage"] == "recency"]
         if expected in ("Bristol", "Cancelled"):  # comparable only through change_tier, and moved
             assert stage["said_change"] >= 1 and stage["moved"][0]["to"] == 1
+            # the explained move says why it was the one
+            assert stage["moved"][0]["comparable"] == "said_change" and stage["moved"][0]["likeness"] > 1.0
+            assert "likeness" not in stage
 
 
 @pytest.mark.parametrize("notes, question, expected", [

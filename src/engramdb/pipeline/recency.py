@@ -209,6 +209,7 @@ class RecencyStage:
             likeness = stored[0] @ stored[0][position[anchor.rowid]] + float(conf.relevance) * asked
             closest = pool[max(others, key=lambda i: likeness[i])]
             if closest.rowid in {c.rowid for c in successors}:
+                why["likeness"] = round(float(likeness[position[closest.rowid]]), 4)
                 return closest
             # Said at the same moment as a comparably relevant successor, it is that statement in
             # other words (the fact restated from a turn reads more like another fact than the turn
@@ -216,6 +217,7 @@ class RecencyStage:
             when = times[closest.rowid] or 0.0
             alike = [c for c in successors if abs((times[c.rowid] or 0.0) - when) < MIN_GAP_S]
             if alike:
+                why["likeness"] = round(float(likeness[position[alike[0].rowid]]), 4)
                 return alike[0]
             why[closer] = True
             return None
@@ -227,6 +229,7 @@ class RecencyStage:
         while len(done) <= len(tier):
             why: dict[str, Any] = {}
             found = step(anchor, done, why)
+            likeness = why.pop("likeness", None)
             if not moves:
                 rec.update(why)
             if found is None:
@@ -238,7 +241,12 @@ class RecencyStage:
             moved = replace(found, score=anchor.score + _gap(order, at), channels={**found.channels, "recency": evidence})
             move: dict[str, Any] = {"from": was + 1, "to": at + 1}
             if ctx.explain:
-                move.update(id=moved.entry.id if moved.entry else None, over=anchor.entry.id if anchor.entry else None)
+                # why it was the one: how like the checked statement it is (cosine + relevance x its
+                # match to the question), and how it was comparable (close to the best, or only
+                # because it says something changed)
+                move.update(id=moved.entry.id if moved.entry else None, over=anchor.entry.id if anchor.entry else None,
+                            likeness=likeness,
+                            comparable="said_change" if any(c.rowid == found.rowid for c in changed) else "close")
             moves.append(move)
             order = [*order[:at], moved, *[c for c in order[at:] if c is not found]]
             tier = [moved if c is found else c for c in tier]
