@@ -148,10 +148,10 @@ class RecencyStage:
                     and says_change(c.entry.text))
 
         timed = [c for c in pool if times[c.rowid] is not None]
-        close = [c for c in timed if gap(c) <= float(conf.tier or 0.0)
-                 or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score)]
-        changed = [c for c in timed if c not in close and says_it_changed(c)]
-        tier = [c for c in timed if c in close or c in changed]
+        close = {c.rowid for c in timed if gap(c) <= float(conf.tier or 0.0)
+                 or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score)}
+        changed = {c.rowid for c in timed if c.rowid not in close and says_it_changed(c)}
+        tier = [c for c in timed if c.rowid in close or c.rowid in changed]
         # About now, the entry that may replace the best one is newer; about before, older.
         direction = 1.0 if ctx.plan.present else -1.0
         rec.update({"asks": "now" if direction > 0 else "before", "tier": float(conf.tier or 0.0), "share": conf.share,
@@ -246,7 +246,7 @@ class RecencyStage:
                 # because it says something changed)
                 move.update(id=moved.entry.id if moved.entry else None, over=anchor.entry.id if anchor.entry else None,
                             likeness=likeness,
-                            comparable="said_change" if any(c.rowid == found.rowid for c in changed) else "close")
+                            comparable="said_change" if found.rowid in changed else "close")
             moves.append(move)
             order = [*order[:at], moved, *[c for c in order[at:] if c is not found]]
             tier = [moved if c is found else c for c in tier]
@@ -270,6 +270,10 @@ _KIN_ZH = ("邻居|同事|朋友|同学|室友|妈妈|爸爸|爸妈|父母|母�
            "外婆|外公|奶奶|爷爷|姥姥|姥爷|岳父|岳母|公公|婆婆|叔叔|舅舅|姑姑|老板|"
            "老公|老婆|丈夫|妻子|表哥|表姐|表弟|表妹|亲戚|家人")
 _OTHER_ZH = re.compile(_KIN_ZH + r"|[A-Za-z]+(?=说|家|公司)")
+# Words for the same people: asked about 父母, a note about 爸妈 is about them.
+_SAME_PERSON = {"爸妈": ("父母", "爸爸", "妈妈", "parents"), "父母": ("爸妈", "parents"),
+                "爸爸": ("父亲",), "父亲": ("爸爸",), "妈妈": ("母亲",), "母亲": ("妈妈",),
+                "老公": ("丈夫",), "丈夫": ("老公",), "老婆": ("妻子",), "妻子": ("老婆",)}
 # A third-person pronoun is someone else only when the question asks about the one who speaks
 # ("What pet do we have now?"); asked about Sam, "she" is most likely Sam.
 _PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|theirs)\b|他们|她们|(?<!其)他|她", re.IGNORECASE)
@@ -284,6 +288,11 @@ _FIRST_PERSON_ZH = re.compile(r"我(?!们?的?(?:" + _KIN_ZH + r"))")
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
 
 
+def _names(text: str) -> set[str]:
+    """The capitalised words of `text` that are not English stopwords ("Jake", "Jenkins"; not "Where")."""
+    return {name for name in _NAME.findall(text) if name.lower() not in STOPWORDS_EN}
+
+
 def _someone_else(text: str, said: str) -> bool:
     """Whether a newer entry is news about someone the question and the entry it would replace
     do not mention ("Rachel adopted a kitten; sent her our old cat tree", "My brother Tom started
@@ -294,7 +303,7 @@ def _someone_else(text: str, said: str) -> bool:
         return False
     question = said.split("\n", 1)[0]
     asks_speaker = bool(_ASKS_ABOUT_SPEAKER.search(question))
-    named = {n for n in _NAME.findall(text) if n.lower() not in STOPWORDS_EN}
+    named = _names(text)
     # Asked about someone by name ("Where does Jake live now?", "my sister Mei"), a note naming
     # them is theirs, whoever else it names.
     if named & set(_NAME.findall(question)):
@@ -324,21 +333,15 @@ def _not_about(text: str, question: str, checked: str) -> bool:
     news ("现在基本在家办公"), not what became of theirs."""
     kin = {mark.lower() for pattern in (_OTHER_EN, _OTHER_ZH) for mark in pattern.findall(question)}
     asks_speaker = bool(_ASKS_ABOUT_SPEAKER.search(question))
-    names = set() if asks_speaker else {n for n in _NAME.findall(question) if n.lower() not in STOPWORDS_EN}
+    names = set() if asks_speaker else _names(question)
     if not kin and not names:
         return False
     if kin:
-        names |= {n for n in _NAME.findall(checked) if n.lower() not in STOPWORDS_EN}
+        names |= _names(checked)
     lowered = text.lower()
     if any(k in lowered or any(same in lowered for same in _SAME_PERSON.get(k, ())) for k in kin):
         return False
     return not (names & set(_NAME.findall(text)) or _PRONOUN.search(text))
-
-
-# Words for the same people: asked about 父母, a note about 爸妈 is about them.
-_SAME_PERSON = {"爸妈": ("父母", "爸爸", "妈妈", "parents"), "父母": ("爸妈", "parents"),
-                "爸爸": ("父亲",), "父亲": ("爸爸",), "妈妈": ("母亲",), "母亲": ("妈妈",),
-                "老公": ("丈夫",), "丈夫": ("老公",), "老婆": ("妻子",), "妻子": ("老婆",)}
 
 
 _WORD = re.compile(r"[a-z]+(?:['’]s)?")
