@@ -155,13 +155,25 @@ def test_an_old_truth_that_holds_again_is_reinstated_not_hidden(mem: Memory) -> 
     assert (back.superseded_by, back.timestamp, back.metadata, back.persons) == \
         (None, "2020-01-01T00:00:00+00:00", {"src": "form"}, ["Alice"])
     assert lisbon in back.supersedes
-    assert mem.get(lisbon)[0].superseded_by == berlin
+    # Each link on both sides: Lisbon no longer lists Berlin, so following `supersedes` ends.
+    assert (mem.get(lisbon)[0].superseded_by, mem.get(lisbon)[0].supersedes) == (berlin, [])
     assert mem.count() == 1 and [h.id for h in mem.search("Where does Alice live?", k=3)] == [berlin]
     assert [e.event for e in mem.history(berlin)] == ["ADD", "UPDATE", "UPDATE"]
-    # Over more than one step: Berlin, Lisbon, Porto, then Berlin again.
+    # Over more than one step: Berlin, Lisbon, Porto, then Berlin again (named with Porto only:
+    # Lisbon, which superseded it before, lets it go too).
     [porto] = mem.add("Alice moved to Porto.", supersedes=[berlin])
     mem.add("Alice lives in Berlin.", supersedes=[porto])
     assert mem.count() == 1 and [h.id for h in mem.search("Where does Alice live?", k=3)] == [berlin]
+    # A chain of three, the first back, naming only the last: Lisbon lets it go in the same write.
+    [leeds] = mem.add("Bob lives in Leeds.")
+    [york] = mem.add("Bob moved to York.", supersedes=[leeds])
+    [hull] = mem.add("Bob moved to Hull.", supersedes=[york])
+    assert mem.add("Bob lives in Leeds.", supersedes=[hull]) == [leeds]
+    assert (mem.get(york)[0].supersedes, mem.get(leeds)[0].superseded_by) == ([], None)
+    every = {e.id: e for e in mem.list(include_superseded=True)}
+    for e in every.values():  # every link stored on both sides
+        assert all(every[old].superseded_by == e.id for old in e.supersedes), e
+        assert e.superseded_by is None or e.id in every[e.superseded_by].supersedes, e
 
 
 def test_adding_or_importing_the_source_again_keeps_an_update(mem: Memory, tmp_path: Path) -> None:

@@ -184,8 +184,22 @@ def supersede(writer: "Writer", entry: Entry, old_ids: Sequence[str], namespace:
             reinstated.append(entry.id or "")
     new = dataclasses.replace(entry, supersedes=list(dict.fromkeys([*entry.supersedes, *(o.id for o in olds if o.id)])))
     marked = [dataclasses.replace(old, superseded_by=new.id) for old in olds]
+    if reinstated and stored[0].superseded_by is not None:
+        # The entry that superseded it no longer does: its `supersedes` drops the link, which
+        # stays stored on both sides (else Lisbon still lists Berlin, which lists Lisbon: a cycle).
+        marked = _unlinked(writer.store, namespace, marked, stored[0].superseded_by, new.id)
     writer.write([new, *marked], namespace=namespace, actor=actor, reinstates=reinstated)
     return new.id  # type: ignore[return-value]
+
+
+def _unlinked(store: "Store", namespace: str, marked: list[Entry], superseder: str, reinstated: str | None) -> list[Entry]:
+    """`marked` with `superseder` (one of them, or read from the store) no longer listing
+    `reinstated` among the entries it supersedes."""
+    def unlink(e: Entry) -> Entry:
+        return dataclasses.replace(e, supersedes=[i for i in e.supersedes if i != reinstated])
+    if any(m.id == superseder for m in marked):
+        return [unlink(m) if m.id == superseder else m for m in marked]
+    return [*marked, *(unlink(e) for e in store.get(namespace, [superseder]) if reinstated in e.supersedes)]
 
 
 def _not_chained(store: "Store", namespace: str, olds: list[Entry], new_id: str | None,
