@@ -173,6 +173,9 @@ def test_api_keys_scope_every_request(server: Running) -> None:
         assert error(answer) == (400, "bad_input") and "different keys" in answer.json()["error"]["message"]
     with server.client(alice_r, **{"X-API-Key": alice_r}) as same:
         assert same.get("/v1/memories").status_code == 200
+    with server.client() as raw:  # two Authorization headers (a proxy adding its own): the first used to win
+        two = raw.get("/v1/memories", headers=[("Authorization", f"Bearer {multi}"), ("Authorization", f"Bearer {alice_r}")])
+        assert error(two) == (400, "bad_input") and "Authorization is given 2 times" in two.json()["error"]["message"]
     with server.client(multi) as admin:
         assert error(admin.get("/v1/memories")) == (400, "bad_input")  # must name one of its namespaces
         bob_page = admin.get("/v1/memories", params={"namespace": "bob"}).json()
@@ -319,6 +322,13 @@ def test_a_namespace_named_twice_differently_or_empty_is_a_bad_request(server: R
         assert error(latin) == (400, "bad_input") and "UTF-8" in latin.json()["error"]["message"]
         chinese = http.get("/v1/memories", headers={"X-Engram-Namespace": "中文".encode()})  # type: ignore[dict-item]
         assert chinese.status_code == 200 and chinese.json()["results"] == []
+        # Named twice in one way (the last ?namespace= or the first header used to win), on /v1 and /mcp.
+        for path in ("/v1/memories", "/mcp"):
+            twice = http.get(path, params=[("namespace", "a"), ("namespace", "b")])
+            assert error(twice) == (400, "bad_input") and "?namespace= is given 2 times" in twice.json()["error"]["message"]
+            two = http.get(path, headers=[("X-Engram-Namespace", "a"), ("X-Engram-Namespace", "b")])
+            assert error(two) == (400, "bad_input") and "X-Engram-Namespace is given 2 times" in two.json()["error"]["message"]
+        assert http.get("/v1/memories", params=[("namespace", "a"), ("namespace", "a")]).json()["results"]
     assert server.memory.stats()["namespaces"].keys() == {"a"}
 
 

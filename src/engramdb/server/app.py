@@ -35,7 +35,7 @@ from ..schema import (
     StatsModel, TimelineModel, to_wire,
 )
 from ..store.base import Filters
-from .auth import ApiError, Caller, authenticate, caller_of, resolve, wanted_namespace
+from .auth import ApiError, Caller, authenticate, caller_of, refuse_repeated, resolve, wanted_namespace
 from .body_limit import BodyLimit
 from .entry_path import ENTRY, ENTRY_ID, HISTORY, HistoryRoute
 from .addresses import is_loopback
@@ -252,9 +252,10 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     if is_loopback(host):
         app.add_middleware(LoopbackGuard, bound=host, keys=keys)  # DNS rebinding, cross-site posts (loopback_guard.py)
 
-    def authenticated(authorization: str | None = Header(None),
+    def authenticated(request: Request, authorization: str | None = Header(None),
                       x_api_key: str | None = Header(None)) -> ApiKey | None:
         """The request's key (None on an open server); 401 without a valid one."""
+        refuse_repeated(request.headers, request.query_params)
         headers = {k: v for k, v in (("authorization", authorization), ("x-api-key", x_api_key)) if v}
         return authenticate(keys, headers)
 

@@ -10,7 +10,7 @@ namespace comes from that header or parameter, else the server's own (``engram -
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..errors import InputError
 from .keys import ApiKey, KeyStore
@@ -81,9 +81,28 @@ def resolve(key: ApiKey | None, wanted: str | None, default: str = "default") ->
     return Caller(wanted, key)
 
 
-def caller_of(keys: KeyStore, headers: Mapping[str, str], query: Mapping[str, str],
-              default: str = "default") -> Caller:
-    """Authenticate and resolve in one step, from a request's headers and query parameters."""
+#: What says who a request is and where it acts: each given at most once (or the same each time).
+_SCOPE_HEADERS = ("authorization", "x-api-key", NAMESPACE_HEADER)
+
+
+def refuse_repeated(headers: Any, query: Any) -> None:
+    """A 400 for a scope named twice differently: two ``Authorization`` headers, two
+    ``X-Engram-Namespace`` headers or two ``?namespace=`` parameters with different values (the
+    first or the last used to win silently, as a proxy adding its own header would never see).
+    `headers` and `query` are Starlette's multi-value mappings."""
+    for where, values, names in (("header", headers, _SCOPE_HEADERS), ("parameter", query, ("namespace",))):
+        for name in names:
+            given = values.getlist(name)
+            if len(set(given)) > 1:
+                label = f"?{name}=" if where == "parameter" else name.title()
+                raise ApiError(400, "bad_input", f"{label} is given {len(given)} times with different values; "
+                                                 "send it once")
+
+
+def caller_of(keys: KeyStore, headers: Any, query: Any, default: str = "default") -> Caller:
+    """Authenticate and resolve in one step, from a request's headers and query parameters
+    (Starlette's multi-value mappings: a scope named twice differently is refused)."""
+    refuse_repeated(headers, query)
     return resolve(authenticate(keys, headers), wanted_namespace(headers.get(NAMESPACE_HEADER), query.get("namespace")),
                    default)
 
