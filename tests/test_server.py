@@ -138,6 +138,12 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         # The framework's own errors come in the same shape.
         assert error(http.get("/v1/nothing-here")) == (404, "not_found")
         assert error(http.put("/v1/memories", json={})) == (405, "method_not_allowed")
+        # Allow names every method the path serves (it named the first route's only: POST, GET).
+        for method, path, allowed in (("PUT", "/v1/memories", "DELETE, GET, POST"),
+                                      ("POST", "/v1/memories/abc", "DELETE, GET, PATCH")):
+            refused = http.request(method, path, json={})
+            assert refused.status_code == 405 and refused.headers["allow"] == allowed, (path, refused.headers)
+            assert allowed in refused.json()["error"]["message"]
         assert error(http.post("/v1/memories", content=b'{"text": "\xff\xfe"}',
                                headers={"content-type": "application/json"})) == (400, "bad_input")
         assert error(http.get("/v1/memories/nope")) == (404, "not_found")

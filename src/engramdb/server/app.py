@@ -21,6 +21,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from pydantic import BaseModel
 
 from .. import __version__
@@ -164,6 +165,15 @@ class McpGuard:
         await self.app(scope, receive, send)
 
 
+def _methods_at(app: FastAPI, scope: dict[str, Any]) -> list[str]:
+    """The methods the app's routes serve at the request's path, sorted."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        if isinstance(route, APIRoute) and route.matches(scope)[0] != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
 def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, mcp: bool = True,
                web: bool = True, host: str = "127.0.0.1", close_on_shutdown: bool = False,
                namespace: str = "default") -> FastAPI:
@@ -231,8 +241,16 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         message = "no such endpoint" if exc.status_code == 404 else \
             f"{request.method} is not allowed here" if exc.status_code == 405 else \
             "the body is not valid JSON (or not UTF-8)" if exc.status_code == 400 else str(exc.detail)
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            # Every method the path serves: the router names only its first route's (POST for
+            # /v1/memories, which GET and DELETE serve too).
+            allowed = _methods_at(app, request.scope)
+            headers = {**(headers or {}), "Allow": ", ".join(allowed)} if allowed else headers
+            message = f"{request.method} is not allowed here; {', '.join(allowed)} is" if len(allowed) == 1 else \
+                f"{request.method} is not allowed here; use one of {', '.join(allowed)}" if allowed else message
         return JSONResponse({"error": {"code": code, "message": message}}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
+                            headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
