@@ -240,6 +240,10 @@ def test_mcp_namespaces_sessions_and_timeline_answer_what_http_answers(server: R
     assert seen["both"] == over_http(both, **{"X-Engram-Namespace": "bob"})
     assert [s["session_id"] for s in seen["both"]["sessions"]] == ["bob-chat"]
     assert {r["namespace"] for r in seen["both"]["namespaces"]} == {"alice", "bob"}
+    newcomer, _ = server.keys.create(["fresh", "alice"], "read")  # a namespace that holds nothing yet is listed
+    views(newcomer, "newcomer", **{"X-Engram-Namespace": "fresh"})
+    assert seen["newcomer"] == over_http(newcomer, **{"X-Engram-Namespace": "fresh"})
+    assert [(r["namespace"], r["count"] > 0) for r in seen["newcomer"]["namespaces"]] == [("alice", True), ("fresh", False)]
 
 
 def serve_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None

@@ -182,6 +182,10 @@ def test_api_keys_scope_every_request(server: Running) -> None:
     with server.client() as raw:  # two Authorization headers (a proxy adding its own): the first used to win
         two = raw.get("/v1/memories", headers=[("Authorization", f"Bearer {multi}"), ("Authorization", f"Bearer {alice_r}")])
         assert error(two) == (400, "bad_input") and "Authorization is given 2 times" in two.json()["error"]["message"]
+    fresh, _ = server.keys.create(["fresh", "alice"], "read")
+    with server.client(fresh) as newcomer:  # a namespace that holds nothing yet is listed too (it saw only alice)
+        assert [(r["namespace"], r["count"], r["current"]) for r in newcomer.get("/v1/namespaces").json()] == \
+            [("alice", 1, 1), ("fresh", 0, 0)]
     with server.client(multi) as admin:
         assert error(admin.get("/v1/memories")) == (400, "bad_input")  # must name one of its namespaces
         bob_page = admin.get("/v1/memories", params={"namespace": "bob"}).json()

@@ -36,7 +36,8 @@ from ..schema import (
     StatsModel, TimelineModel, to_wire,
 )
 from ..store.base import Filters
-from .auth import ApiError, Caller, authenticate, caller_of, refuse_repeated, resolve, wanted_namespace
+from .auth import (ApiError, Caller, authenticate, caller_of, namespaces_seen, refuse_repeated, resolve,
+                   wanted_namespace)
 from .body_limit import BodyLimit
 from .entry_path import ENTRY, ENTRY_ID, HISTORY, HistoryRoute
 from .addresses import is_loopback
@@ -440,9 +441,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
 
     @app.get("/v1/namespaces", response_model=list[NamespaceModel], tags=["meta"])
     def namespaces(key: ApiKey | None = Depends(authenticated)) -> Any:
-        rows = memory.namespaces()
-        if key is not None:  # a key sees the namespaces it is bound to, whatever its role
-            rows = [r for r in rows if r["namespace"] in key.namespaces]
+        # a key sees the namespaces it is bound to, whatever its role, empty ones included
+        rows = namespaces_seen(memory.namespaces(), None if key is None else key.namespaces)
         return to_wire("namespace", rows)
 
     @app.get("/v1/timeline", response_model=TimelineModel, tags=["meta"])

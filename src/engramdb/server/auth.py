@@ -10,7 +10,7 @@ namespace comes from that header or parameter, else the server's own (``engram -
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
 from .keys import ApiKey, KeyStore
@@ -123,3 +123,13 @@ def wanted_namespace(header: str | None, query: str | None) -> str | None:
         raise ApiError(400, "bad_input", f"X-Engram-Namespace ({header!r}) and ?namespace= ({query!r}) name "
                                          "different namespaces; name one")
     return header if header is not None else query
+
+
+def namespaces_seen(rows: list[dict[str, Any]], allowed: Sequence[str] | None) -> list[dict[str, Any]]:
+    """`Memory.namespaces()` rows as a caller bound to `allowed` sees them (None: every one):
+    each of its namespaces by name, one that holds nothing yet with zero counts, so that a key
+    bound to a new namespace finds it (it saw ``[]``)."""
+    if allowed is None:
+        return rows
+    stored = {row["namespace"]: row for row in rows}
+    return [stored.get(ns) or {"namespace": ns, "count": 0, "current": 0, "kinds": {}} for ns in sorted(set(allowed))]

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from ..errors import EngramError, InputError
 from ..memory import Memory
 from ..schema import ContextTurnModel, EntryModel, NamespaceModel, SessionModel, SourceModel, TimelineModel, to_wire
-from .auth import ApiError, authenticate, caller_of
+from .auth import ApiError, authenticate, caller_of, namespaces_seen
 from .keys import KeyStore
 from .messages import told
 from .models import DEFAULT_K, checked_k
@@ -460,7 +460,7 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
         else:  # as GET /v1/namespaces: a key's own namespaces, whatever its role; all on an open server
             key = authenticate(keys, request.headers)
             allowed = None if key is None else key.namespaces
-        rows = [r for r in memory.namespaces() if allowed is None or r["namespace"] in allowed]
+        rows = namespaces_seen(memory.namespaces(), allowed)
         result = NamespacesResult.model_validate({"namespaces": to_wire("namespace", rows)})
         return reply(result, "\n".join(f"{n.namespace}: {_count(n.count, 'entry')} "
                                        f"({n.current} current)" for n in result.namespaces) or "no namespaces yet")
