@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import os
 from pathlib import Path
 
 import pytest
@@ -327,6 +328,18 @@ def test_a_file_that_is_not_text_fails_the_import_unless_skipped(tmp_path: Path,
     printed = json.loads(result.stdout)
     assert [s["path"] for s in printed["skipped_files"]] == ["b.txt", "d.md"] and "NUL" in printed["skipped_files"][1]["reason"]
     assert "warning: skipped" not in result.stdout
+    # A file name that is not UTF-8 (a Latin-1 name from an old archive) was a raw UnicodeEncodeError.
+    (folder / "d.md").unlink()
+    (folder / "b.txt").write_text("# B\nBob likes tea.\n", encoding="utf-8")
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9.md"), "wb") as latin:
+        latin.write(b"# Cafe\nA note from an old zip.\n")
+    with pytest.raises(InputError, match=r"caf\\xe9.md: its name is not UTF-8 .*nothing was imported"):
+        mem.import_path(folder)
+    report = mem.import_path(folder, skip_bad_files=True)
+    assert {"path": "caf\\xe9.md", "reason": "its name is not UTF-8 (a store keeps names as text); rename it"} \
+        in report["skipped_files"]
+    result = CliRunner().invoke(main, ["--db", str(mem.store.path), "import", str(folder), "--skip-bad-files", "-q"])
+    assert result.exit_code == 0 and "skipped caf\\xe9.md: its name is not UTF-8" in result.output, result.output
 
 
 def test_a_renamed_subfolder_keeps_its_files_chunk_ids(tmp_path: Path, mem: Memory):

@@ -126,6 +126,14 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
         if not os.path.lexists(doc_id):
             gone_by_name.setdefault(doc_id.rsplit("/", 1)[-1], []).append(doc_id)
     for file, doc_id, rel in files:
+        if not _is_utf8(doc_id):  # a name from an old archive or another system's copy
+            shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+            reason = "its name is not UTF-8 (a store keeps names as text); rename it"
+            if not skip_bad_files:
+                raise InputError(f"{base / shown}: {reason}; nothing was imported (to import the other notes: "
+                                 "--skip-bad-files, skip_bad_files=True)")
+            skipped.append({"path": shown, "reason": reason})
+            continue
         own = writer.store.ids(namespace, Filters(doc_id=doc_id, kinds=["chunk"]))
         earlier = _earlier_identities(writer, namespace, doc_id, rel)
         if not own and not earlier and len(gone_by_name.get(file.name, [])) == 1:
@@ -158,6 +166,16 @@ def import_notes(writer: "Writer", root: Path, *, namespace: str,
     if skipped:
         report["skipped_files"] = skipped
     return report
+
+
+def _is_utf8(name: str) -> bool:
+    """Whether a file name decoded by the OS is text (bytes that are not UTF-8 come back as lone
+    surrogates, which no store can hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _earlier_identities(writer: "Writer", namespace: str, doc_id: str, rel: str) -> list[str]:
