@@ -243,6 +243,33 @@ def test_query_cap_from_the_environment(tmp_path: Path, monkeypatch: pytest.Monk
     assert result.exit_code == 1 and "ENGRAM_MAX_QUERY_CHARS must be a whole number" in result.output
 
 
+def test_an_entry_text_is_capped_before_anything_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 2 MB text took over a minute of embedding in one `add` (and of a server's CPU for one
+    request): an entry's text is capped (100,000 characters, $ENGRAM_MAX_TEXT_CHARS), checked
+    with every other field, so a batch or a file holding one writes nothing."""
+    db = tmp_path / "text.db"
+    huge = "The quarterly report says revenue grew. " * 2_600  # 103,999 characters once stripped
+    with Memory(db, embedder="minilm") as mem:
+        with pytest.raises(InputError, match=r"item 1: entry text is 103,999 characters long; the limit is 100,000"):
+            mem.add(["Alice likes tea.", huge])
+        source = tmp_path / "big.jsonl"
+        source.write_text(json.dumps({"text": "Bob likes coffee."}) + "\n" + json.dumps({"text": huge}) + "\n")
+        with pytest.raises(InputError, match=r"big.jsonl:2: .*the limit is 100,000"):
+            mem.import_path(source)
+        assert mem.count() == 0
+        [tea] = mem.add("Alice likes tea.")
+        with pytest.raises(InputError, match="the limit is 100,000"):
+            mem.update(tea, text=huge)
+        assert mem.get(tea)[0].text == "Alice likes tea."
+        monkeypatch.setenv("ENGRAM_MAX_TEXT_CHARS", "200000")
+        assert len(mem.add(huge)) == 1
+        monkeypatch.setenv("ENGRAM_MAX_TEXT_CHARS", "20")
+        with pytest.raises(InputError, match="the limit is 20 "):
+            mem.add("A note a little longer than twenty characters.")
+    result = CliRunner().invoke(main, ["--db", str(db), "add", "Another note longer than twenty characters."])
+    assert result.exit_code == 1 and "the limit is 20 ($ENGRAM_MAX_TEXT_CHARS)" in result.output
+
+
 @pytest.mark.parametrize("url, reason", [
     ("postgresql://postgres@[::1/x", "Invalid IPv6 URL"),
     ("postgresql://u:secret@127.0.0.1:99999/x", "Port out of range"),

@@ -24,6 +24,23 @@ def test_chunks_keep_heading_path_and_respect_size():
     assert chunks[-1].heading_path == ["Top", "Sub B"] and chunks[-1].text == "short"
 
 
+def test_a_word_of_any_length_is_cut_into_chunks(tmp_path: Path, mem: Memory):
+    """A 300,000-character word (a base64 blob pasted into a note) was one chunk of 300,000
+    characters, above the entry text cap, so the note could not be imported at all."""
+    from engramdb.text.chunk import WORD_CHARS
+
+    blob = "QUJD" * 75_000
+    chunks = chunk_markdown(f"# Key\n\nThe backup key is below.\n\n{blob}\n")
+    assert "".join(c.text for c in chunks[1:]) == blob and max(len(c.text) for c in chunks) <= 160 * WORD_CHARS
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "key.md").write_text(f"# Key\n\nThe backup key is below.\n\n{blob}\n", encoding="utf-8")
+    assert mem.import_path(folder)["entries"] == len(chunks)
+    # a word of ordinary length keeps its chunk (a long URL is one word up to WORD_CHARS)
+    url = "https://example.com/" + "a" * 150
+    assert [c.text for c in chunk_markdown(f"See {url} for more.")] == [f"See {url} for more."]
+
+
 def test_notes_import_is_incremental(tmp_path: Path, mem: Memory):
     folder = tmp_path / "notes"
     shutil.copytree(NOTES, folder)

@@ -7,6 +7,7 @@ No behaviour lives here beyond (de)serialisation and the stable-id rule, so ever
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from collections.abc import Iterator
@@ -18,6 +19,26 @@ from .validation import (
 
 Kind = Literal["fact", "turn", "chunk"]
 KINDS: tuple[str, ...] = ("fact", "turn", "chunk")
+
+
+#: Default cap on one entry's text (``$ENGRAM_MAX_TEXT_CHARS``): an entry is a memory — a fact,
+#: a turn, a note's chunk — and embedding ~100,000 characters already takes seconds; a 2 MB text
+#: took over a minute of a server's CPU for one request. Documents are imported as chunks.
+MAX_TEXT_CHARS = 100_000
+
+
+def max_text_chars() -> int:
+    """The cap on an entry's text: ``$ENGRAM_MAX_TEXT_CHARS`` if set, else `MAX_TEXT_CHARS`."""
+    raw = os.environ.get("ENGRAM_MAX_TEXT_CHARS")
+    if not raw:
+        return MAX_TEXT_CHARS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"$ENGRAM_MAX_TEXT_CHARS must be a whole number, not {raw!r:.40}") from None
+    if value < 1:
+        raise ValueError("$ENGRAM_MAX_TEXT_CHARS must be at least 1")
+    return value
 
 
 @dataclass(slots=True)
@@ -124,6 +145,10 @@ class Entry:
         text = check_str(self.text, "entry text").strip()
         if not text:
             raise ValueError("entry text must be a non-empty string")
+        if len(text) > (limit := max_text_chars()):
+            raise ValueError(f"entry text is {len(text):,} characters long; the limit is {limit:,} "
+                             "($ENGRAM_MAX_TEXT_CHARS): import a long document as notes (engram import, "
+                             "Memory.import_path), which splits it into chunks")
         if self.kind not in KINDS:
             raise ValueError(f"entry kind must be one of {', '.join(KINDS)}, not {self.kind!r:.40}")
         own = None if self.namespace is None else check_name(self.namespace, "entry namespace")

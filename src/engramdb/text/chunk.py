@@ -5,7 +5,8 @@ Markdown as notes apps write it: a fenced code block (```` ``` ```` or ``~~~``) 
 TOML front-matter block at the top of the file (Obsidian, Hugo, Jekyll) is metadata, not a
 chunk. A paragraph longer than a chunk is split at sentence ends, and a run with none (a
 minified line, an unpunctuated Chinese line) at word boundaries, or every ``max_size``
-characters for CJK, so no chunk grows past the size however the text is written.
+characters for CJK, and a word of more than `WORD_CHARS` characters counts (and is cut) as
+several, so no chunk grows past the size however the text is written.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _FRONT_MATTER = {"---": "---", "+++": "+++"}  # YAML, TOML
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*")
-# A word, or one CJK character (each counts one, `text_size`), with the spaces after it.
-_PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]\s*|[^\s\u3400-\u9fff\uf900-\ufaff]+\s*|\s+")
+#: A "word" longer than this (a base64 blob, a minified line without spaces) counts one per this
+#: many characters and is cut there: one such word was one chunk of any length.
+WORD_CHARS = 200
+# A word (of at most WORD_CHARS characters), or one CJK character (each counts one, `text_size`),
+# with the spaces after it.
+_PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]\s*|[^\s\u3400-\u9fff\uf900-\ufaff]{1,%d}\s*|\s+" % WORD_CHARS)
 
 
 @dataclass(slots=True)
@@ -32,7 +37,7 @@ class Chunk:
 def text_size(text: str) -> int:
     """A rough token count: CJK characters count one each, other text one per word."""
     cjk = len(_CJK.findall(text))
-    return cjk + len(_CJK.sub(" ", text).split())
+    return cjk + sum(-(-len(word) // WORD_CHARS) for word in _CJK.sub(" ", text).split())
 
 
 def _by_size(run: str, max_size: int) -> list[str]:
