@@ -97,12 +97,16 @@ def test_mcp_tools_end_to_end(tmp_path: Path) -> None:
             refused = await session.call_tool("memory_search", {"query": "vault", **extra})
             assert refused.is_error and f"memory_search: no argument {next(iter(extra))!r}" in \
                 refused.content[0].text
+        seen["final"] = call_json(await session.call_tool("memory_search", {"query": "Where does Alice live?", "k": 5}))
         seen["ok"] = True
 
     anyio.run(session_run, db, "alice", script)
     assert seen["ok"]
     with Memory(db, namespace="bob") as mem:
         assert mem.get(bob_id)[0].text == "Bob's private note about the vault."
+        # Scores as the CLI's --json and HTTP give them (6 decimals; 4 made near-ties equal).
+        library = mem.search("Where does Alice live?", k=5, namespace="alice")
+        assert [(h["id"], h["score"]) for h in seen["final"]["hits"]] == [(h.id, round(h.score, 6)) for h in library]
         assert mem.count(namespace="alice") >= 3  # Lisbon (updated), the cat turn and its facts
         assert mem.count(namespace="alice", include_superseded=True) == mem.count(namespace="alice") + 1
 

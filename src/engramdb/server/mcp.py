@@ -61,7 +61,9 @@ Query = Annotated[str | list[dict[str, Any]] | None, Field(description=(
     "list of {role, content}."))]
 K = Annotated[int | None, Field(description=f"How many hits, 1 to the server's limit (default {DEFAULT_K}).")]
 Now = Annotated[str | None, Field(description=(
-    f"The time relative words ('yesterday', 'last week') are read against, {ISO}; default: now."))]
+    f"The time relative words ('yesterday', 'last week') are read against, {ISO}; default: the newest entry's "
+    "time in the namespace that is not after the clock (a conversation's own present), else the clock. Give the "
+    "current time to read them against today."))]
 ContextTurns = Annotated[int | None, Field(description=(
     "For each conversation-turn hit, this many neighbouring turns before and after it, 0 to 10 (default 0)."))]
 EntryId = Annotated[str, Field(description="The memory's id, as a search, list or add returned it.")]
@@ -201,7 +203,7 @@ def _compact(entry: dict[str, Any], score: float | None = None) -> CompactEntry:
     """The fields a model needs to cite and update an entry."""
     out = {"id": entry["id"], "text": entry["text"], "kind": entry["kind"], "timestamp": entry.get("timestamp")}
     if score is not None:
-        out["score"] = round(score, 4)
+        out["score"] = round(score, 6)  # as the CLI's --json and the HTTP API: near-ties stay apart
     for key in ("persons", "source", "derived_from", "expires_at", "superseded_by", "context"):
         if entry.get(key):
             out[key] = entry[key]
