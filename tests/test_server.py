@@ -352,6 +352,35 @@ def test_turns_may_be_chat_messages(server: Running) -> None:
     assert sorted(e.source.speaker for e in server.memory.list(filters={"kind": "turn"})) == ["assistant", "user"]
 
 
+def test_the_openapi_document_takes_the_other_names_the_server_takes(server: Running) -> None:
+    """A turn as {"role", "content"} and a search with q / top_k were accepted but refused by the
+    published schema (extra keys forbidden, speaker and text required): a client generated from
+    /openapi.json could not send them. Both names of a field together stay refused."""
+    import jsonschema
+
+    with server.client() as http:
+        document = http.get("/openapi.json").json()
+        components = document["components"]["schemas"]
+
+        def valid(name: str, body: dict) -> bool:
+            schema = {**components[name], "components": document["components"]}  # its $refs resolve here
+            return jsonschema.Draft202012Validator(schema).is_valid(body)
+
+        for name, body, accepted in (("TurnIn", {"role": "user", "content": "I adopted a kitten."}, True),
+                                     ("TurnIn", {"speaker": "Ann", "text": "Hi."}, True),
+                                     ("TurnIn", {"role": "user"}, False),
+                                     ("TurnIn", {"speaker": "Ann", "role": "user", "text": "Hi."}, False),
+                                     ("SearchRequest", {"q": "tea", "top_k": 3}, True),
+                                     ("SearchRequest", {"query": "tea", "limit": 2}, True),
+                                     ("SearchRequest", {"k": 3}, False),
+                                     ("SearchRequest", {"query": "a", "q": "b"}, False)):
+            assert valid(name, body) is accepted, (name, body)
+            path, wrapped = ("/v1/conversations/c/turns", {"turns": [body]}) if name == "TurnIn" else \
+                ("/v1/memories/search", body)
+            answer = http.post(path, json=wrapped)
+            assert (answer.status_code == 200) is accepted, (body, answer.text)
+
+
 def test_a_search_may_be_chat_messages_as_over_mcp_and_in_python(server: Running) -> None:
     """MCP's memory_search took the chat messages as a list; /v1/memories/search answered 422
     'query: Input should be a valid string' and Memory.search refused them."""

@@ -27,9 +27,37 @@ def checked_k(k: Any, max_k: int | None) -> int:
     return k
 
 
+def _document_aliases(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """Publish a field's other names (``q`` for ``query``; ``role`` and ``content`` for a turn's
+    ``speaker`` and ``text``) in its JSON Schema: the server takes them, so a client generated
+    from ``/openapi.json`` may send them (the schema named only the first and forbade the rest),
+    and a required field is satisfied by any one of its names."""
+    properties, required = schema.get("properties", {}), schema.get("required", [])
+    choices: list[dict[str, Any]] = []
+    for info in model.model_fields.values():
+        alias = info.validation_alias
+        names = [n for n in alias.choices if isinstance(n, str)] if isinstance(alias, AliasChoices) else []
+        if len(names) < 2 or names[0] not in properties:
+            continue
+        main = names[0]
+        for other in names[1:]:
+            properties[other] = {key: value for key, value in properties[main].items() if key != "title"}
+            properties[other]["description"] = f"another name for {main} (give one of {', '.join(names)})"
+        # one name each, never two (the server refuses "query" and "q" together)
+        choices.append({"not": {"anyOf": [{"required": [a, b]} for i, a in enumerate(names) for b in names[i + 1:]]}})
+        if main in required:
+            required.remove(main)
+            choices.append({"anyOf": [{"required": [name]} for name in names]})
+    if choices:
+        schema["allOf"] = choices
+    if not required:
+        schema.pop("required", None)
+
+
 class _Body(BaseModel):
     # Strict, as the library is: k = "3" or k = true is an error, not a 3 or a 1.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True,
+                              json_schema_extra=_document_aliases)
 
 
 class _Reply(BaseModel):
