@@ -130,6 +130,13 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         assert error(both) == (400, "bad_input") and "not text and entry" in both.json()["error"]["message"]
         empty = http.post("/v1/memories/search", headers={"content-type": "application/json"})
         assert error(empty) == (422, "invalid_request") and "needs a JSON object body" in empty.json()["error"]["message"]
+        for kind in ("text/plain", "application/x-www-form-urlencoded", None):  # JSON, but not said to be
+            plain = http.post("/v1/memories/search", content=b'{"query": "tea"}',
+                              headers={"content-type": kind} if kind else {})
+            assert error(plain) == (422, "invalid_request") and \
+                "sent with Content-Type: application/json" in plain.json()["error"]["message"], kind
+        bulk = http.delete("/v1/memories")  # the API's spelling, not the library's all=True
+        assert error(bulk) == (400, "bad_input") and "?all=true" in bulk.json()["error"]["message"]
         garbled = http.post("/v1/memories/search", content=b"not json", headers={"content-type": "application/json"})
         assert error(garbled) == (400, "bad_input") and "not valid JSON" in garbled.json()["error"]["message"]
         assert "a filter is key=value" in http.get("/v1/memories", params={"filter": "noeq"}).json()["error"]["message"]

@@ -262,6 +262,9 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             return JSONResponse({"error": {"code": "bad_input", "message": message}}, status_code=400)
         if first.get("type") == "missing" and not where:
             message = "the request needs a JSON object body"
+        elif first.get("type") == "model_attributes_type" and not where:
+            # JSON sent as text/plain, or as a form (curl -d's default): the body was read as a string
+            message = "the request needs a JSON object body, sent with Content-Type: application/json"
         else:
             said = str(first.get("msg", "invalid")).removeprefix("Value error, ")
             message = f"{where}: {said}" if where else said
@@ -344,6 +347,9 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         """Delete every entry of the namespace that matches the filters (admin). With no filter,
         ``all=true`` is required, so a slip cannot empty a namespace."""
         parsed = Filters.parse_cli(filter)
+        if not all and not filter:  # said in this API's spelling, not the library's all=True
+            raise ApiError(400, "bad_input", "delete needs a filter (?filter=key=value) or ?all=true to empty "
+                                             "the namespace")
         return {"deleted": memory.delete(filters=parsed, namespace=ns, all=all, actor=actor)}
 
     @app.post("/v1/purge-expired", response_model=DeleteResponse, tags=["memories"])
