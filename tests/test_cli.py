@@ -111,6 +111,38 @@ def test_search_on_missing_store_is_a_clear_error(tmp_path: Path):
     assert result.exit_code == 1 and "no store at" in result.output
 
 
+def test_slips_in_a_store_path_a_filter_or_a_time_are_named(run, tmp_path: Path, monkeypatch):
+    """From an outside check: `--db ""` (an unset variable) wrote ./engram.db; a folder given as
+    the store blamed a missing folder; an object as a metadata filter matched nothing in the CLI
+    while the library refused it; `--meta =3` stored a key no filter can name; a zone name read as
+    "no such time of day"; the trace's expiry clock was an epoch number."""
+    from engramdb import InputError, Memory, StoreError
+
+    monkeypatch.chdir(tmp_path)
+    empty = CliRunner().invoke(main, ["--db", "", "add", "where does this go?"])
+    assert empty.exit_code == 2 and "names no store" in empty.output and not (tmp_path / "engram.db").exists()
+    with pytest.raises(InputError, match="the store path is an empty string"):
+        Memory("")
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    for args in (["add", "x"], ["search", "x"]):
+        result = CliRunner().invoke(main, ["--db", str(folder), *args])
+        assert result.exit_code == 1 and "adir is a folder; a store is a file" in result.output, result.output
+    with pytest.raises(StoreError, match="is a folder"):
+        Memory(folder)
+    assert run("add", "cfg note", "--meta", 'cfg={"a": 1}').exit_code == 0
+    listed = run("list", "--filter", 'metadata.cfg={"a": 1}', "--json")
+    assert listed.exit_code == 1 and "not a JSON object" in listed.output
+    assert json.loads(run("list", "--filter", 'metadata.cfg="{\\"a\\": 1}"', "--json").output)["results"] == []
+    keyless = run("add", "empty key", "--meta", "=3")
+    assert keyless.exit_code == 2 and "KEY=VALUE with a key" in keyless.output
+    zone = run("add", "x", "--timestamp", "2024-01-01T10:00:00 PST")
+    assert zone.exit_code == 1 and "a time zone it cannot read ('PST')" in zone.output
+    assert run("add", "-", input="").output.count("stdin (-) held no text") == 1
+    trace = json.loads(run("search", "cfg", "--explain", "--json").output)["trace"]
+    assert trace["filters"]["visible_at"].endswith("+00:00")
+
+
 CONVERSATIONS = Path(__file__).resolve().parent / "fixtures" / "conversations"
 
 

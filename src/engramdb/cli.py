@@ -68,6 +68,10 @@ class EngramGroup(click.Group):
 def main(ctx: click.Context, db: str | None, namespace: str, embedder: str | None) -> None:
     """Engram: local-first hybrid memory and retrieval for LLM agents."""
     given = ctx.get_parameter_source("namespace") not in (click.core.ParameterSource.DEFAULT, None)
+    if db is not None and not db.strip() and ctx.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
+        # `--db "$STORE"` with the variable unset wrote ./engram.db wherever the script ran
+        raise click.BadParameter("names no store (an empty string); leave --db out for $ENGRAM_DB or ./engram.db",
+                                 param_hint="--db")
     ctx.obj = {"db": db or default_db_path(), "namespace": namespace, "embedder": embedder, "namespace_given": given}
 
 
@@ -76,6 +80,8 @@ def _memory(ctx: click.Context, must_exist: bool = False, reads_only: bool = Fal
     """The store of ``--db``. Commands that only read open a file this process may not write
     (a read-only file, folder or mount) read-only instead of failing."""
     opts = ctx.obj
+    if backend_of(opts["db"]) == "sqlite" and Path(opts["db"]).expanduser().is_dir():
+        raise EngramError(f"{redact(opts['db'])} is a folder; a store is a file (e.g. --db {Path(opts['db']) / 'engram.db'})")
     if must_exist and not store_exists(opts["db"]):
         raise EngramError(f"no store at {redact(opts['db'])} (import something first, or pass --db)")
     read_only = reads_only and not can_write(opts["db"])
@@ -148,7 +154,8 @@ def add(ctx: click.Context, texts: tuple[str, ...], kind: str, persons: tuple[st
                  if line.strip()]
         named = named[:at] + lines + named[at + 1:]
     if not named:
-        raise click.UsageError("give at least one TEXT (or - for stdin)")
+        raise click.UsageError("stdin (-) held no text: nothing to add" if "-" in texts
+                               else "give at least one TEXT (or - for stdin)")
     for label, text in named:  # before anything is written, named as the user gave it
         undecoded = next((i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
         if undecoded is not None:  # a byte Python could not read as UTF-8 (its surrogateescape)

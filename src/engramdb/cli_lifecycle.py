@@ -23,8 +23,8 @@ def parse_meta(pairs: tuple[str, ...]) -> dict[str, Any]:
     """``--meta KEY=VALUE`` options as metadata: JSON values keep their type, the rest is text."""
     metadata: dict[str, Any] = {}
     for pair in pairs:
-        if "=" not in pair:
-            raise click.UsageError(f"--meta expects KEY=VALUE, got {pair!r}")
+        if "=" not in pair or not pair.split("=", 1)[0].strip():  # a key "" could never be filtered on
+            raise click.UsageError(f"--meta expects KEY=VALUE with a key, got {pair!r}")
         key, value = pair.split("=", 1)
         metadata[key] = json_or_text(value)
     return metadata

@@ -125,6 +125,9 @@ class Memory:
         self.max_query_chars = max_query_chars if max_query_chars is not None else _env_int(
             "ENGRAM_MAX_QUERY_CHARS", MAX_QUERY_CHARS)
         if store is None:
+            if isinstance(path, str) and not path.strip():  # an unset variable in a script: not ./engram.db
+                raise InputError("the store path is an empty string; give a file path or a postgresql:// URL "
+                                 "(None means $ENGRAM_DB, else ./engram.db)")
             target = str(path or default_db_path())
             store = open_store(target, read_only=read_only, busy_timeout_ms=int(busy_timeout * 1000), create=create)
             self.path = redact(target)

@@ -162,6 +162,8 @@ def normalize_timestamp(value: str | datetime | None, what: str = "timestamp") -
 _YEAR_MONTH = re.compile(r"(\d{4})(?:-(\d{2}))?")
 _LONG_YEAR = re.compile(r"[+-]?(\d{5,})-\d{2}(?:-\d{2})?(?:[T ]|$)")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?", re.DOTALL)
+# A time of day datetime reads (13:56, 13:56:00, 13:56:00.123), before a zone.
+_CLOCK = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d{1,6})?)?")
 
 
 def _why_not_a_time(text: str) -> str:
@@ -180,6 +182,11 @@ def _why_not_a_time(text: str) -> str:
         try:
             datetime.fromisoformat(text[10:].replace(" ", "T", 1).replace("T", "2000-01-01T", 1))
         except ValueError:
+            # The time of day is fine and what follows it is not: a zone's name or an offset past ±24:00.
+            clock = _CLOCK.match(text[11:])
+            if clock is not None and text[11 + clock.end():].strip():
+                return (f"has a time zone it cannot read ({text[11 + clock.end():].strip()!r}): give an offset, "
+                        "e.g. 2023-05-08T13:56:00-08:00, or Z for UTC")
             return "has no such time of day (e.g. 2023-05-08T13:56:00)"
     return "is not ISO 8601 (e.g. 2023-05-08T13:56:00)"
 

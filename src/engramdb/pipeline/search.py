@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Executor
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ..embed.base import Embedder
@@ -208,7 +208,10 @@ def _llm_calls_since(before: dict[int, int], clients: list[Any]) -> list[dict[st
 def _filters_dict(filters: Filters) -> dict[str, object]:
     from dataclasses import asdict
 
-    return {k: v for k, v in asdict(filters).items() if v not in (None, [], {})}
+    out = {k: v for k, v in asdict(filters).items() if v not in (None, [], {})}
+    if isinstance(out.get("visible_at"), float):  # the clock expiry is read against, as every other trace time: ISO
+        out["visible_at"] = datetime.fromtimestamp(out["visible_at"], timezone.utc).isoformat(timespec="seconds")
+    return out
 
 
 def _evidence(cand: Candidate, ctx: SearchContext | None) -> dict[str, ChannelScore]:

@@ -10,6 +10,8 @@ warm-up and snapshots) is not part of the protocol: `close` finishes it.
 
 from __future__ import annotations
 
+import json
+
 import dataclasses
 import re
 from dataclasses import dataclass, field
@@ -133,6 +135,10 @@ class Filters:
             key, raw = pair.split("=", 1)
             value: Any = raw
             if key.startswith("metadata."):
+                if isinstance(json_or_text(raw), (dict, list)):  # matched nothing, where the library refuses it
+                    raise InputError(f"filter {key}: a metadata filter matches a string, number, true, false or "
+                                     f"null, not a JSON {'object' if raw.lstrip().startswith('{') else 'list'} "
+                                     f"(the text itself is {key}={json.dumps(raw)})")
                 value = json_or_text(raw, scalars_only=True)
             if key in ("kind", "person", "entity", "keyword") and key in data:
                 existing = data[key]

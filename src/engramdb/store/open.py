@@ -153,6 +153,8 @@ def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: 
         from .postgres import PostgresStore
 
         return PostgresStore(str(target), read_only=read_only, busy_timeout_ms=busy_timeout_ms, create=create)
+    if Path(target).expanduser().is_dir():
+        raise StoreError(f"{redact(target)} is a folder; a store is a file (e.g. {Path(target) / 'engram.db'})")
     if not create and not Path(target).expanduser().is_file():
         raise StoreError(f"no store at {redact(target)}")
     from .sqlite import SQLiteStore

@@ -46,13 +46,16 @@ class SQLiteFile:
         self._local = threading.local()
         self._connections: list[apsw.Connection] = []
         self._conn_lock = threading.Lock()
+        if Path(self.path).is_dir():
+            raise StoreError(f"{self.path} is a folder; a store is a file (e.g. {Path(self.path) / 'engram.db'})")
         if read_only and not Path(self.path).is_file():
             raise StoreError(f"no store at {self.path}")
         existed = Path(self.path).exists()
         if not read_only and existed and not writable(self.path):
             raise ReadOnlyStoreError(
                 f"store {self.path} is read-only here (the file, its folder or its mount); it can be read "
-                "(search, get, stats) but not changed")
+                "(search, get, stats) but not changed: open it with read_only=True (the CLI does so for commands "
+                "that only read)")
         self.writer = connect(self.path, read_only=read_only, create=True, busy_timeout_ms=busy_timeout_ms)
         try:
             self._open()
