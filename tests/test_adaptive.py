@@ -179,6 +179,31 @@ def test_an_entry_inside_the_named_window_outranks_stronger_text_outside_it(diar
     assert "puppy" not in with_old_weight[0].text  # the case the boost exists for
 
 
+def test_a_window_weighs_for_the_topic_the_question_names_besides_it(tmp_path: Path) -> None:
+    """"What's on the Q3 roadmap?" put three unrelated notes of July-September above the roadmap
+    note at p 0.997 (an outside check): in the window is not on the topic. An entry of the window
+    that shows nothing of what else the question asks counts a quarter of the window's weight;
+    a question about the window alone ("What did I do in Q3?") is unchanged."""
+    with Memory(tmp_path / "q3.db") as mem:  # the default, multilingual model
+        mem.add([{"text": "Q3 roadmap: ship offline sync and the new search UI.", "timestamp": "2024-04-02"},
+                 {"text": "Renewed the car insurance with Allianz.", "timestamp": "2023-08-14"},
+                 {"text": "Dinner with Ana at the Greek place.", "timestamp": "2023-09-02"},
+                 {"text": "Bought a new bike helmet.", "timestamp": "2023-07-20"},
+                 {"text": "Planning notes for the team offsite in June.", "timestamp": "2024-04-05"}])
+        whole = {"extends": "default", "channels": {"temporal": {"off_topic": 1.0}}}  # the whole weight, as before
+        for question in ("What's on the Q3 roadmap?", "第三季度的路线图是什么？"):
+            result = mem.search(question, k=3, explain=True)
+            assert result.hits[0].text.startswith("Q3 roadmap"), [h.text for h in result.hits]
+            assert result.hits[0].score > 0.3 > max(h.score for h in result.hits[1:])
+            fuse = next(s for s in result.trace["stages"] if s["stage"] == "fuse")
+            assert fuse["window_topic"]["off_topic"] == 3 and fuse["window_topic"]["factor"] == 0.25
+            assert not mem.search(question, k=1, preset=whole).hits[0].text.startswith("Q3 roadmap")
+        window = mem.search("What did I do in Q3?", k=3, explain=True)
+        assert {h.text for h in window.hits} == {"Renewed the car insurance with Allianz.", "Bought a new bike helmet.",
+                                                 "Dinner with Ana at the Greek place."}
+        assert "window_topic" not in next(s for s in window.trace["stages"] if s["stage"] == "fuse")
+
+
 def test_a_question_with_a_time_window_has_a_calibration_of_its_own(diary: Memory) -> None:
     """The window's weight is in the divisor of every candidate's mean, so under the map of
     other questions the right answer to "what did Alice do last week?" read p 0.16, as unlikely

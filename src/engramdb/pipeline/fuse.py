@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..model import Candidate, ChannelScore
@@ -88,6 +89,7 @@ def weighted(
     calibration: tuple[float, float] | None = None,
     full_depth: int | None = None,
     explain: WeightedExplanation | None = None,
+    scales: Mapping[str, Mapping[int, float]] | None = None,
 ) -> list[Candidate]:
     """Weighted sum of per-channel normalised scores over the union of candidates.
 
@@ -110,6 +112,9 @@ def weighted(
     read far too low; the mean is scaled by sqrt((full_depth - 1) / (n - 1)), n the longest
     list, before the map (`size_scale`). The same factor for every candidate: order unchanged.
     A lone candidate (every list one row long) reads p = 0.5: there is nothing to compare it with.
+
+    ``scales`` (channel -> rowid -> factor) scales a row's term in a channel (the time window's
+    weight for an entry that shows nothing of the question's topic: `window_topic`).
 
     With `explain`, it is filled with what each candidate's score is made of: every fused
     channel's term (weight x normalised score, a channel that did not return the row at its
@@ -144,6 +149,9 @@ def weighted(
     for rowid, cand in fused.items():
         terms = {channel: weights.get(channel, 1.0) * normalized[channel].get(rowid, floors[channel])
                  for channel in active}
+        for channel, factors in (scales or {}).items():
+            if channel in terms and rowid in factors:
+                terms[channel] *= factors[rowid]
         cand.score = sum(terms.values())
         if explain is not None:
             explain.terms[rowid] = terms

@@ -49,6 +49,9 @@ class ChannelConfig:
     #: its terms once) the best row must score for the channel's full weight; below it the
     #: weight shrinks in proportion (None: always the full weight). See `lexical_evidence`.
     evidence: float | None = None
+    #: temporal channel only: the share of its weight an entry in the window gets when it shows
+    #: nothing of what else the question asks (None: the full weight). See `window_topic`.
+    off_topic: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,19 +401,22 @@ def _channels(check: _Checker, data: dict[str, Any]) -> dict[str, ChannelConfig]
         if channel not in CHANNELS:
             raise check.fail(f"unknown channel {channel!r} (known: {', '.join(CHANNELS)})")
         allowed = {"k", "weight", "top", "alpha"} if channel == "feedback" else \
-            {"k", "weight", "evidence"} if channel == "lexical" else {"k", "weight"}
+            {"k", "weight", "evidence"} if channel == "lexical" else \
+            {"k", "weight", "off_topic"} if channel == "temporal" else {"k", "weight"}
         if not isinstance(conf, dict) or set(conf) - allowed:
             keys = "'k', 'weight', 'top' and 'alpha'" if channel == "feedback" else \
-                "'k', 'weight' and 'evidence'" if channel == "lexical" else "'k' and 'weight'"
+                "'k', 'weight' and 'evidence'" if channel == "lexical" else \
+                "'k', 'weight' and 'off_topic'" if channel == "temporal" else "'k' and 'weight'"
             raise check.fail(f"channel {channel!r} takes only {keys}")
         k = check.integer(f"channels.{channel}", conf, "k", 50)
         weight = check.number(f"channels.{channel}", conf, "weight", 1.0, low=0.0)
         top = check.integer(f"channels.{channel}", conf, "top", 3, low=1, high=50)
         alpha = check.number(f"channels.{channel}", conf, "alpha", 1.0, low=0.0, high=100.0)
         evidence = check.number(f"channels.{channel}", conf, "evidence", None, low=0.0, high=10.0)
+        off = check.number(f"channels.{channel}", conf, "off_topic", None, low=0.0, high=1.0)
         channels[channel] = ChannelConfig(k=k or 50, weight=weight if weight is not None else 1.0,
                                           top=top or 3, alpha=alpha if alpha is not None else 1.0,
-                                          evidence=evidence or None)
+                                          evidence=evidence or None, off_topic=off)
     if not channels:
         raise check.fail("needs at least one channel under [channels.<name>]")
     if "translated" in channels and "lexical" not in channels:

@@ -24,6 +24,7 @@ from .fuse import WeightedExplanation, candidates_from, max_score, route, route_
 from .presets import ChannelConfig, Preset
 from .ranker import learned, load_model, query_traits
 from .translated import translated_search
+from .window_topic import off_topic, topic_terms
 
 
 class RecallStage:
@@ -294,6 +295,20 @@ class FuseStage:
         rec["n"] = len(fused)
         return fused
 
+    def _window_topic(self, ctx: SearchContext, results: dict[str, Rows],
+                      rec: dict[str, Any]) -> dict[str, dict[int, float]] | None:
+        """The time window's weight scaled to `off_topic` for entries of the window that show
+        nothing of what else the question asks (`window_topic`), when it asks something else."""
+        conf = self.preset.channels.get("temporal")
+        if conf is None or conf.off_topic is None or not results.get("temporal"):
+            return None
+        topic = topic_terms(ctx.plan)
+        if not topic:
+            return None
+        rows = off_topic(results)
+        rec["window_topic"] = {"terms": topic, "off_topic": len(rows), "factor": conf.off_topic}
+        return {"temporal": {rowid: conf.off_topic for rowid in rows}} if rows else None
+
     def fuse(self, ctx: SearchContext, results: dict[str, Rows], weights: dict[str, float], terms: int,
              rec: dict[str, Any]) -> list[Candidate]:
         """The preset's fusion method over `results`."""
@@ -314,8 +329,10 @@ class FuseStage:
                 # a question that names a time sit lower: they have a map of their own.
                 calibration = preset.calibration_window
                 rec["calibration_for"] = "time window"
+            scales = self._window_topic(ctx, results, rec)
             fused = weighted(results, weights, preset.normalization, calibration,
-                             full_depth=max((c.k for c in preset.channels.values()), default=0), explain=explained)
+                             full_depth=max((c.k for c in preset.channels.values()), default=0), explain=explained,
+                             scales=scales)
             rec["normalization"] = preset.normalization
             if calibration is not None:
                 rec["calibration"] = list(calibration)

@@ -12,7 +12,7 @@ import contextlib
 import json
 import logging
 from pathlib import Path
-from typing import Any, AsyncIterator, Literal
+from typing import Any, AsyncIterator, Literal, MutableMapping
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi import Path as PathParam
@@ -166,7 +166,7 @@ class McpGuard:
         await self.app(scope, receive, send)
 
 
-def _methods_at(app: FastAPI, scope: dict[str, Any]) -> list[str]:
+def _methods_at(app: FastAPI, scope: MutableMapping[str, Any]) -> list[str]:
     """The methods the app's routes serve at the request's path, sorted."""
     methods: set[str] = set()
     for route in app.router.routes:
