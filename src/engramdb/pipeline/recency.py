@@ -24,8 +24,9 @@ When the planner reads a question as asking for the present state (``QueryPlan.p
    the topic ("Lent my old phone to my niece") is less like it than the update is;
 3. if that entry is comparably relevant, at least a day newer (``timestamp``, else
    ``created_at``) and not news about someone else (`_someone_else`), it takes the checked
-   statement's place, just above its score. Nothing else moves, and a question that does not
-   ask about now is untouched.
+   statement's place, just above its score, and the checked statement, now right below it, is
+   scored halfway to the entry after it. Nothing else moves, and a question that does not ask
+   about now is untouched.
 
 A question about a former state (``QueryPlan.former``: "Where did I work before?", "my old
 phone number", "used to", 以前, 原来) is the same rule turned round: of the entries at least a
@@ -248,7 +249,7 @@ class RecencyStage:
                             likeness=likeness,
                             comparable="said_change" if found.rowid in changed else "close")
             moves.append(move)
-            order = [*order[:at], moved, *[c for c in order[at:] if c is not found]]
+            order = _displaced([*order[:at], moved, *[c for c in order[at:] if c is not found]], at + 1)
             tier = [moved if c is found else c for c in tier]
             anchor = moved
             done.add(moved.rowid)
@@ -366,8 +367,18 @@ def _successors_of_superseded(order: list[Candidate], pool: int) -> tuple[list[C
                         channels={**successor.channels, "recency": evidence})
         moves.append({"from": found + 1, "to": at + 1})
         moved_ids.add(later or "")
-        order = [*order[:at], moved, *[c for i, c in enumerate(order) if i >= at and i != found]]
+        order = _displaced([*order[:at], moved, *[c for i, c in enumerate(order) if i >= at and i != found]], at + 1)
     return order, moves
+
+
+def _displaced(order: list[Candidate], at: int) -> list[Candidate]:
+    """`order` with the statement at `at`, which the newer one just above took the place of,
+    scored halfway to the entry after it: it keeps its place, but no longer reads as likely as
+    what became of it (the two read 0.850 and 0.850, so a reader could not tell which is current)."""
+    if at >= len(order):
+        return order
+    below = order[at + 1].score if at + 1 < len(order) else 0.0
+    return [*order[:at], replace(order[at], score=(order[at].score + below) / 2), *order[at + 1:]]
 
 
 def _gap(order: list[Candidate], at: int) -> float:
