@@ -141,6 +141,9 @@ def test_slips_in_a_store_path_a_filter_or_a_time_are_named(run, tmp_path: Path,
     assert run("add", "-", input="").output.count("stdin (-) held no text") == 1
     trace = json.loads(run("search", "cfg", "--explain", "--json").output)["trace"]
     assert trace["filters"]["visible_at"].endswith("+00:00")
+    twice = run("list", "--filter", "until=2024-01-01", "--filter", "until=2025-01-01")  # the last one won
+    assert twice.exit_code == 1 and "filter until is given twice" in twice.output
+    assert run("list", "--filter", "person=Ann", "--filter", "person=Bob").exit_code == 0  # a list filter adds up
 
 
 CONVERSATIONS = Path(__file__).resolve().parent / "fixtures" / "conversations"

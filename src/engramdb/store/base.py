@@ -143,6 +143,8 @@ class Filters:
             if key in ("kind", "person", "entity", "keyword") and key in data:
                 existing = data[key]
                 data[key] = (existing if isinstance(existing, list) else [existing]) + [value]
+            elif key in data and data[key] != value:  # the last one used to win silently
+                raise InputError(f"filter {key} is given twice ({data[key]!r} and {value!r}); give it once")
             else:
                 data[key] = value
         return Filters.parse(data)
