@@ -144,6 +144,9 @@ def test_slips_in_a_store_path_a_filter_or_a_time_are_named(run, tmp_path: Path,
     twice = run("list", "--filter", "until=2024-01-01", "--filter", "until=2025-01-01")  # the last one won
     assert twice.exit_code == 1 and "filter until is given twice" in twice.output
     assert run("list", "--filter", "person=Ann", "--filter", "person=Bob").exit_code == 0  # a list filter adds up
+    typo = run("-n", "typo", "search", "cfg")  # a mistyped namespace: said, with the ones that hold entries
+    assert typo.exit_code == 0 and "no results: namespace 'typo' holds no entries (the store's namespaces: default)" \
+        in typo.output
 
 
 CONVERSATIONS = Path(__file__).resolve().parent / "fixtures" / "conversations"

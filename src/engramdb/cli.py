@@ -392,11 +392,17 @@ def search(ctx: click.Context, query: str, k: int, filters: tuple[str, ...], pre
         result = mem.search(query, k=k, filters=parsed, preset=preset, group_by=group_by, now=now, planner=planner,
                             reflect=not no_reflect, explain=explain, threshold=threshold,
                             include_superseded=include_superseded, show_expired=show_expired, context=context)
+        # No hit because the namespace holds nothing (a mistyped -n): say so, and which ones hold some.
+        empty = not result.hits and not as_json and not mem.count(include_superseded=True, show_expired=True)
+        others = [row["namespace"] for row in mem.namespaces()] if empty else []
     data = result.to_dict()
     if as_json:
         _print_json(to_wire("search_result", data))
         return
-    if not data["hits"]:
+    if empty:
+        echo(f"no results: namespace {ctx.obj['namespace']!r} holds no entries"
+             + (f" (the store's namespaces: {', '.join(others)})" if others else ""))
+    elif not data["hits"]:
         echo("no results")
     for rank, hit in enumerate(data["hits"], start=1):
         echo(_render_hit(rank, hit))
