@@ -77,18 +77,47 @@ def test_a_chats_roles_are_not_names_in_its_facts(tmp_path: Path) -> None:
     """An OpenAI-style chat's speakers are roles: its facts say "the user" (用户 in Chinese),
     not "user's name is Carla"; "Nice to meet you" is small talk."""
     with Memory(tmp_path / "roles.db", embedder="minilm") as mem:
-        mem.add_conversation([{"role": "user", "content": "Hi! My name is Carla and I moved to Paris last month."},
-                              {"role": "assistant", "content": "Nice to meet you, Carla! How do you like Paris?"},
+        mem.add_conversation([{"role": "user", "content": "Hi! I moved to Paris last month."},
+                              {"role": "assistant", "content": "Nice to meet you! How do you like Paris?"},
                               {"role": "user", "content": "I love it, but my apartment is tiny."},
                               {"role": "user", "content": "我下周要去北京出差。"}],
                              session_id="c1", session_time="2024-05-02T10:00:00")
         facts = sorted(e.text for e in mem.list(filters={"kind": "fact"}, limit=20))
-        assert "The user's name is Carla and the user moved to Paris in April 2024." in facts, facts
+        assert "The user moved to Paris in April 2024." in facts, facts
         assert "The user loves it, but the user's apartment is tiny." in facts, facts
         assert any(f.startswith("用户") and "北京出差" in f and "说：" not in f for f in facts), facts
         assert not any("meet" in f for f in facts), facts
         assert all("user" not in e.keywords and "用户" not in e.keywords
                    for e in mem.list(filters={"kind": "fact"}, limit=20))
+
+
+def test_a_role_that_says_its_name_is_named_in_its_facts(tmp_path: Path) -> None:
+    """A chat export's user who says "My name is Carla" (我叫陈静) is Carla in its facts: "The user
+    adopted a cat" shared no word or name with "What pet did Carla get?" (an outside check). "Call
+    me back" and "I'm British" name no one, and a role giving two names keeps neither."""
+    from engramdb.conversation.extract import introductions
+    from engramdb.conversation.model import Conversation, Turn
+
+    with Memory(tmp_path / "named.db", embedder="minilm") as mem:
+        mem.add_conversation([{"role": "user", "content": "Hi! My name is Carla and my dentist is Dr. Weber."},
+                              {"role": "assistant", "content": "Nice to meet you, Carla!"},
+                              {"role": "user", "content": "I adopted a cat last Saturday."}],
+                             session_id="c1", session_time="2024-04-01T10:00:00")
+        mem.add_conversation([{"role": "user", "content": "我叫陈静，在杭州工作。"},
+                              {"role": "user", "content": "我上周养了一只橘猫。"}],
+                             session_id="c2", session_time="2024-04-01T10:00:00")
+        facts = {e.text: e for e in mem.list(filters={"kind": "fact"}, limit=20)}
+        assert "Carla adopted a cat on 30 March 2024." in facts and "Carla" in facts[
+            "Carla adopted a cat on 30 March 2024."].persons, sorted(facts)
+        assert any(f.startswith("陈静") and "橘猫" in f for f in facts), sorted(facts)
+        assert mem.search("What pet did Carla get?", k=1).hits[0].text == "Carla adopted a cat on 30 March 2024."
+
+    def roles(*texts: str) -> dict[str, str]:
+        return introductions(Conversation(session_id="s", turns=[Turn(speaker="user", text=t) for t in texts]))
+
+    assert roles("Call me back later, I'm British.") == {}
+    assert roles("My name is Carla.", "Actually, call me Carly.") == {}  # two names: neither
+    assert roles("You can call me Mia Wong!") == {"user": "Mia Wong"}
 
 
 @pytest.mark.parametrize(("text", "persons"), [

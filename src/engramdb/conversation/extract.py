@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol
 
 from ..model import Entry, Source
 from ..text.tokenize import STOPWORDS_EN, STOPWORDS_ZH, get_jieba, normalize, query_terms
@@ -266,10 +266,33 @@ _ROLE_NAMES = {"user": ("the user", "用户"), "assistant": ("the assistant", "�
 AGENT_ROLES = frozenset({"assistant", "ai", "bot", "system", "agent", "助手", "机器人", "系统", "ai助手"})
 
 
-def _as_named(speaker: str, chinese: bool) -> str:
-    """`speaker` as a fact names them: a role ("user", "assistant") as "the user" / 用户."""
+def _as_named(speaker: str, chinese: bool, introduced: Mapping[str, str] | None = None) -> str:
+    """`speaker` as a fact names them: a role ("user", "assistant") by the name it gave itself in
+    the conversation (`introductions`), else as "the user" / 用户."""
     role = _ROLE_NAMES.get(speaker.strip().lower()) if speaker.islower() else None
+    if role is not None and introduced and speaker in introduced:
+        return introduced[speaker]
     return speaker if role is None else role[1 if chinese else 0]
+
+
+# A speaker saying who they are: "My name is Carla", "call me Carla", "I go by Carla", 我叫陈静,
+# 我的名字是陈静. Not "I'm …" ("I'm British", "I'm Fine"): too often not a name.
+_INTRODUCTION_EN = re.compile(r"\b(?i:my name is|my name's|call me|i go by)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b")
+_INTRODUCTION_ZH = re.compile(r"我(?:叫|的名字(?:是|叫))([\u4e00-\u9fff]{2,3})(?=[，,。.！!\s、和]|$)")
+
+
+def introductions(conversation: Conversation) -> dict[str, str]:
+    """The names a chat's roles give themselves ("user" -> "Carla"): a chat export speaks as
+    roles, so its facts said "The user adopted a cat", and "What pet did Carla get?" found no
+    word or name in them. A role that gives two different names keeps neither."""
+    found: dict[str, set[str]] = {}
+    for turn in conversation.turns:
+        if not (turn.speaker.islower() and turn.speaker.strip().lower() in _ROLE_NAMES):
+            continue
+        for match in (*_INTRODUCTION_EN.finditer(turn.text), *_INTRODUCTION_ZH.finditer(turn.text)):
+            name = match.group(1)  # a capitalised word: not "call me back"
+            found.setdefault(turn.speaker, set()).add(name)
+    return {role: next(iter(names)) for role, names in found.items() if len(names) == 1}
 
 
 def _keywords(text: str, persons: list[str], limit: int = 8) -> list[str]:
@@ -354,7 +377,8 @@ class OfflineExtractor:
 
     def extract(self, conversation: Conversation, turn_entry_ids: dict[str, str], namespace: str) -> ExtractionResult:
         result = ExtractionResult()
-        known = set(conversation.speakers)
+        introduced = introductions(conversation)
+        known = set(conversation.speakers) | set(introduced.values())
         names = frozenset(t for name in known for t in query_terms(name))
         for index, turn in enumerate(conversation.turns):
             if turn.speaker.strip().lower() in AGENT_ROLES:
@@ -364,16 +388,16 @@ class OfflineExtractor:
             question = None
             if previous is not None and previous.speaker != turn.speaker:
                 asked = [s for s in split_sentences(previous.text) if _is_question(s)]
-                question = resolve_pronouns(asked[-1], _as_named(previous.speaker, False),
-                                            _as_named(turn.speaker, False)) if asked else None
+                question = resolve_pronouns(asked[-1], _as_named(previous.speaker, False, introduced),
+                                            _as_named(turn.speaker, False, introduced)) if asked else None
             for group in self._groups(turn, question, names):
                 chinese = bool(_CJK_RE.search(group))
                 # A chat's roles are not names: "the user moved to Paris", 用户下周去北京.
-                speaker = _as_named(turn.speaker, chinese)
-                hearer = _as_named(listener, chinese) if listener is not None else None
+                speaker = _as_named(turn.speaker, chinese, introduced)
+                hearer = _as_named(listener, chinese, introduced) if listener is not None else None
                 if group.startswith(_QA_MARK):
                     answer = resolve_pronouns(group[len(_QA_MARK):], speaker, hearer)
-                    asker = _as_named(previous.speaker, chinese)  # type: ignore[union-attr]
+                    asker = _as_named(previous.speaker, chinese, introduced)  # type: ignore[union-attr]
                     text = (f"{asker}问“{question}”，{speaker}回答“{answer}”" if chinese else
                             f'{asker} asked "{question}" and {speaker} answered "{answer}"')
                 else:
