@@ -191,13 +191,17 @@ def test_a_window_weighs_for_the_topic_the_question_names_besides_it(tmp_path: P
                  {"text": "Bought a new bike helmet.", "timestamp": "2023-07-20"},
                  {"text": "Planning notes for the team offsite in June.", "timestamp": "2024-04-05"}])
         whole = {"extends": "default", "channels": {"temporal": {"off_topic": 1.0}}}  # the whole weight, as before
-        for question in ("What's on the Q3 roadmap?", "第三季度的路线图是什么？"):
+        for question in ("What was on the Q3 roadmap?", "第三季度的路线图是什么？"):  # the Q3 of 2023
             result = mem.search(question, k=3, explain=True)
             assert result.hits[0].text.startswith("Q3 roadmap"), [h.text for h in result.hits]
             assert result.hits[0].score > 0.3 > max(h.score for h in result.hits[1:])
             fuse = next(s for s in result.trace["stages"] if s["stage"] == "fuse")
             assert fuse["window_topic"]["off_topic"] == 3 and fuse["window_topic"]["factor"] == 0.25
             assert not mem.search(question, k=1, preset=whole).hits[0].text.startswith("Q3 roadmap")
+        # Said of what is to come (a roadmap, a plan, a future), a quarter alone is the next one.
+        ahead = mem.search("What's on the Q3 roadmap?", k=1, explain=True)
+        plan = next(s for s in ahead.trace["stages"] if s["stage"] == "plan")
+        assert ahead.hits[0].text.startswith("Q3 roadmap") and plan["time_window"]["start"].startswith("2024-07-01")
         window = mem.search("What did I do in Q3?", k=3, explain=True)
         assert {h.text for h in window.hits} == {"Renewed the car insurance with Allianz.", "Bought a new bike helmet.",
                                                  "Dinner with Ana at the Greek place."}

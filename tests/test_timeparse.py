@@ -147,6 +147,29 @@ def test_a_count_of_units_ahead_is_no_time_when_it_is_a_duration_or_a_rate(text:
 
 
 @pytest.mark.parametrize("text, ref, start, end", [
+    # A month or quarter named alone is the latest begun, unless its clause speaks of what is to
+    # come (a future, a plan): "What will I do in March?" in April was last March, and "What's on
+    # the Q3 roadmap?" in April the Q3 of last year (an outside check).
+    ("What will I do in March?", d(2024, 4, 15), d(2025, 3, 1), d(2025, 4, 1)),
+    ("I'm going to Paris in June.", d(2024, 4, 15), d(2024, 6, 1), d(2024, 7, 1)),
+    ("What did I do in March?", d(2024, 4, 15), d(2024, 3, 1), d(2024, 4, 1)),
+    ("What did we plan in March?", d(2024, 4, 15), d(2024, 3, 1), d(2024, 4, 1)),  # a past plan
+    ("What's on the Q3 roadmap?", d(2024, 4, 15), d(2024, 7, 1), d(2024, 10, 1)),
+    ("What are my goals for Q2?", d(2024, 4, 15), d(2024, 4, 1), d(2024, 7, 1)),  # the one under way
+    ("What did I do in Q3?", d(2024, 4, 15), d(2023, 7, 1), d(2023, 10, 1)),
+    ("三月份的计划是什么？", d(2024, 4, 15), d(2025, 3, 1), d(2025, 4, 1)),
+    ("我三月去了哪里？", d(2024, 4, 15), d(2024, 3, 1), d(2024, 4, 1)),
+    ("第三季度的目标是什么？", d(2024, 4, 15), d(2024, 7, 1), d(2024, 10, 1)),
+    ("我们第一季度做了什么？", d(2024, 4, 15), d(2024, 1, 1), d(2024, 4, 1)),
+    ("I usually travel in August.", d(2024, 4, 15), d(2023, 8, 1), d(2023, 9, 1)),  # a habit: as before
+])
+def test_a_month_or_quarter_alone_lies_ahead_when_its_clause_does(text: str, ref: datetime, start: datetime,
+                                                                    end: datetime) -> None:
+    window = parse_time_window(text, ref)
+    assert window is not None and (window.start, window.end) == (start, end), window
+
+
+@pytest.mark.parametrize("text, ref, start, end", [
     # "in March last year" was the year and "March" read as a hull of 15 months; "last March"
     # asked in March was the month under way (as 去年三月 and "last Thursday" never were).
     ("What did I do in March last year?", d(2024, 3, 20), d(2023, 3, 1), d(2023, 4, 1)),

@@ -338,6 +338,8 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         month = _MONTHS[g[0]] if kind == "month_only" else _zh_number(g[0])
         if month is None or not 1 <= month <= 12:
             return None
+        if _ahead(m):  # "What will I do in March?", 三月份的计划: the next March not over yet
+            return _month(ref.year if month >= ref.month else ref.year + 1, month, tz)
         year = ref.year if month <= ref.month else ref.year - 1
         return _month(year, month, tz)
     if kind == "year":
@@ -528,7 +530,8 @@ def find_time_windows(text: str, ref: datetime, bounds: bool = True) -> list[Tim
             if _overlaps(taken, starts, m.start(), m.end()):
                 continue
             try:
-                window = timeparts.resolve(kind, m, ref) if kind in _PART_KINDS else _resolve(kind, m, ref)
+                window = timeparts.resolve(kind, m, ref, ahead=kind in _AHEAD_KINDS and _ahead(m)) \
+                    if kind in _PART_KINDS else _resolve(kind, m, ref)
             except (ValueError, KeyError, OverflowError):
                 continue  # "31 February", "99999999999 days ago" and the like: not a date
             if window is not None:
@@ -579,6 +582,26 @@ _HABIT_EN = re.compile(r"\b(?:usually|always|often|normally|generally|typically|
 _FUTURE_ZH = re.compile(r"要|会|打算|准备|想|计划|将")
 _PAST_ZH = re.compile(r"了|过")
 _CLAUSE_END = re.compile(r"[.!?;。！？；\n]")
+
+
+# A month or a quarter named alone is the latest one begun ("What did I do in March?"), unless
+# its clause speaks of what is to come: a future (`_FUTURE_EN` / `_FUTURE_ZH`) or a plan
+# ("the Q3 roadmap", "goals for Q2", 三月份的计划, 安排), and says nothing of the past.
+_PLAN_EN = re.compile(r"\b(?:plan(?:s|ned)?|goals?|roadmap|targets?|upcoming|scheduled?|due|deadline|agenda|okrs?)\b")
+_PLAN_ZH = re.compile(r"安排|目标|规划|日程")
+_AHEAD_KINDS = frozenset({"quarter", "quarter_ordinal", "quarter_zh"})
+
+
+def _ahead(m: re.Match[str]) -> bool:
+    """Whether the clause of a month or quarter named alone speaks of what is to come."""
+    clause = _clause(m)
+    if _CJK_CLAUSE.search(m.group(0)) or _CJK_CLAUSE.search(clause):
+        return bool(_FUTURE_ZH.search(clause) or _PLAN_ZH.search(clause)) and not _PAST_ZH.search(clause)
+    return bool(_FUTURE_EN.search(clause) or _PLAN_EN.search(clause)) and not _PAST_EN.search(clause) \
+        and not _HABIT_EN.search(clause)
+
+
+_CJK_CLAUSE = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _lead(m: re.Match[str]) -> str:

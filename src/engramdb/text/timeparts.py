@@ -78,8 +78,11 @@ def _quarter(year: int, n: int, tz: tzinfo | None) -> Window:
     return month_start(year, 3 * n - 2, tz), month_start(year, 3 * n + 1, tz)
 
 
-def _latest_quarter(ref: datetime, n: int) -> Window:
-    """Quarter `n` of the latest year in which it has begun by `ref`."""
+def _latest_quarter(ref: datetime, n: int, ahead: bool = False) -> Window:
+    """Quarter `n` of the latest year in which it has begun by `ref`; `ahead` (the clause speaks
+    of what is to come: "What will we ship in Q3?", 第三季度的计划), the next one not over by `ref`."""
+    if ahead:
+        return _quarter(ref.year if 3 * n >= ref.month else ref.year + 1, n, ref.tzinfo)
     year = ref.year if 3 * n - 2 <= ref.month else ref.year - 1
     return _quarter(year, n, ref.tzinfo)
 
@@ -112,16 +115,17 @@ def _holiday_near(name: str, ref: datetime, offset: int | None) -> Window:
     return latest
 
 
-def resolve(kind: str, m: re.Match[str], ref: datetime) -> Window | None:
-    """The window of one of `PATTERNS`' matches (None: not a time after all)."""
+def resolve(kind: str, m: re.Match[str], ref: datetime, ahead: bool = False) -> Window | None:
+    """The window of one of `PATTERNS`' matches (None: not a time after all); `ahead`: its
+    clause speaks of what is to come, so a quarter named without a year is the next one."""
     tz = ref.tzinfo
     g = m.groups()
     if kind == "quarter_of_year":
         return _quarter(int(g[1]), _ORDINAL[g[0]], tz)
     if kind == "quarter":
-        return _quarter(int(g[1]), int(g[0]), tz) if g[1] else _latest_quarter(ref, int(g[0]))
+        return _quarter(int(g[1]), int(g[0]), tz) if g[1] else _latest_quarter(ref, int(g[0]), ahead)
     if kind == "quarter_ordinal":
-        return _latest_quarter(ref, _ORDINAL[g[0]])
+        return _latest_quarter(ref, _ORDINAL[g[0]], ahead)
     if kind in ("quarter_rel", "quarter_rel_zh"):
         index = ref.year * 4 + (ref.month - 1) // 3 + _REL_EN[g[0]]
         return _quarter(index // 4, index % 4 + 1, tz)
@@ -131,7 +135,7 @@ def resolve(kind: str, m: re.Match[str], ref: datetime) -> Window | None:
             return _quarter(int(g[0]), n, tz)
         if g[1]:
             return _quarter(ref.year + _REL_YEAR_ZH[g[1]], n, tz)
-        return _latest_quarter(ref, n)
+        return _latest_quarter(ref, n, ahead)
     if kind in ("hours", "hours_zh"):
         word = g[0]
         if word is None:
