@@ -146,11 +146,16 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         assert error(http.get("/v1/nothing-here")) == (404, "not_found")
         assert error(http.put("/v1/memories", json={})) == (405, "method_not_allowed")
         # Allow names every method the path serves (it named the first route's only: POST, GET).
-        for method, path, allowed in (("PUT", "/v1/memories", "DELETE, GET, POST"),
-                                      ("POST", "/v1/memories/abc", "DELETE, GET, PATCH")):
+        for method, path, allowed in (("PUT", "/v1/memories", "DELETE, GET, HEAD, POST"),
+                                      ("POST", "/v1/memories/abc", "DELETE, GET, HEAD, PATCH")):
             refused = http.request(method, path, json={})
             assert refused.status_code == 405 and refused.headers["allow"] == allowed, (path, refused.headers)
             assert allowed in refused.json()["error"]["message"]
+        # HEAD wherever GET is: GET's status and headers, no body (it was 405 everywhere).
+        for path in ("/healthz", "/v1/memories", "/v1/namespaces", "/v1/export", "/v1/memories/nope"):
+            got, head = http.get(path), http.head(path)
+            assert (head.status_code, head.content) == (got.status_code, b""), path
+            assert head.headers["content-type"] == got.headers["content-type"], path
         assert error(http.post("/v1/memories", content=b'{"text": "\xff\xfe"}',
                                headers={"content-type": "application/json"})) == (400, "bad_input")
         assert error(http.get("/v1/memories/nope")) == (404, "not_found")

@@ -39,6 +39,7 @@ from ..store.base import Filters
 from .auth import (ApiError, Caller, authenticate, caller_of, namespaces_seen, refuse_repeated, resolve,
                    wanted_namespace)
 from .body_limit import BodyLimit
+from .head import HeadAsGet
 from .entry_path import ENTRY, ENTRY_ID, HISTORY, HistoryRoute
 from .addresses import is_loopback
 from .messages import told
@@ -172,6 +173,8 @@ def _methods_at(app: FastAPI, scope: MutableMapping[str, Any]) -> list[str]:
     for route in app.router.routes:
         if isinstance(route, APIRoute) and route.matches(scope)[0] != Match.NONE:
             methods |= set(getattr(route, "methods", None) or ())
+    if "GET" in methods:
+        methods.add("HEAD")  # served as GET without its body (head.py)
     return sorted(methods)
 
 
@@ -271,6 +274,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         return JSONResponse({"error": {"code": "invalid_request", "message": message}}, status_code=422)
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)  # declared or chunked (body_limit.py)
+    app.add_middleware(HeadAsGet)  # HEAD wherever GET is served (head.py)
     if is_loopback(host):
         app.add_middleware(LoopbackGuard, bound=host, keys=keys)  # DNS rebinding, cross-site posts (loopback_guard.py)
 
