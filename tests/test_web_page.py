@@ -264,6 +264,9 @@ def test_a_key_is_asked_for_once_then_search_shows_evidence_and_provenance(page:
     page.type("#key-input", "eg_wrong")
     page.click("#key-form button[type=submit]")
     page.until(lambda: "unknown or revoked API key" in page.text("#key-message"), "the 401 message")
+    # A refused key is not kept: it showed "Key ✓", and after Close every view stayed blank.
+    assert page.driver.execute_script("return localStorage.getItem('engram.key')") is None
+    assert page.text("#key-button") == "Key" and "needs an API key" in page.text("#banner")
     page.type("#key-input", served["write"])
     page.act("search", lambda: page.click("#key-form button[type=submit]"))
     assert not page.find("#key-panel").is_displayed()
@@ -392,11 +395,19 @@ def test_browse_pages_through_the_list_and_curates_an_entry(page: Page, served: 
     entry_id = page.text("#entry-id")
     page.click("#supersede-button")
     page.type("#supersede-text", "Alice moved from Lisbon to Porto in 2024.")
+    assert page.find("#supersede-persons").get_attribute("value") == "Alice"  # the old entry's, to edit
+    page.type("#supersede-entities", "Porto")
     page.act("entry", lambda: page.click("#supersede-save"))
     assert "superseded" in page.text("main") and page.text("#entry-text") == "Alice moved from Lisbon to Porto in 2024."
+    new_id = page.query()["id"][0]
+    stored = httpx.get(f"{served['url']}/v1/memories/{new_id}", headers={"Authorization": f"Bearer {served['write']}"}).json()
+    # it kept the people and metadata the old one was found by (only the text was sent)
+    assert (stored["persons"], stored["entities"], stored["metadata"]) == (["Alice"], ["Porto"],
+                                                                        {"source": "chat", "confidence": 0.9})
     assert entry_id in page.text("#entry")  # "supersedes <old id>"
     page.act("entry", lambda: page.click(f"#entry a[href*='{entry_id}']"))
     assert "SUPERSEDED" in page.text("#entry").upper()
+    assert not page.all("#supersede-button")  # an old version is not superseded again (the server refuses)
     # delete: gone from the namespace, its history still readable
     page.click("#delete-button")
     page.act("entry", lambda: page.click("#delete-yes"))
@@ -486,6 +497,41 @@ def test_a_chinese_namespace_works_in_the_page_and_the_header(page: Page, served
     assert "黄山" in listed.json()["results"][0]["text"]
 
 
+def test_a_namespace_a_key_may_not_use_is_not_kept_and_a_key_of_several_names_one(page: Page,
+                                                                                    served: dict[str, Any]) -> None:
+    """A link's ns= was saved, so with a key that may not use it every later visit failed with
+    403; a key of two namespaces was offered "key's namespace" after a reload, which the server
+    refuses (it must name one)."""
+    page.open("/?view=browse&ns=bogus", key=served["write"])
+    page.ready("browse")
+    assert "may not use namespace \"bogus\"" in page.text("#banner") and "Lisbon" in page.text("#entries")
+    assert page.driver.execute_script("return localStorage.getItem('engram.namespace')") in (None, "")
+    page.act("browse", lambda: page.driver.get(served["url"] + "/?view=browse"))  # a later visit
+    assert "Lisbon" in page.text("#entries") and not page.text("#banner")
+    page.open("/?view=browse", key=served["admin"])  # alice and bob
+    page.ready("browse")
+    for _ in range(2):  # the first visit, and after a reload
+        options = [o.text for o in page.all("#namespace option")]
+        assert [o.split(" (")[0] for o in options] == ["alice", "bob"], options
+        page.act("browse", lambda: page.driver.refresh())
+
+
+def test_the_metadata_filter_reads_as_the_command_line_does(page: Page, served: dict[str, Any]) -> None:
+    """"title=Q3, planning" was two filters (a made-up planning=true), and a quoted "3" was sent
+    with its quotes in a search; the listing read it as the text 3."""
+    page.open("/", key=served["read"])
+    page.ready("search")
+    read = page.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "import('/web/js/filters.js').then((m) => done([m.searchFilters({meta: arguments[0]}),"
+        " m.listFilters({meta: arguments[0]})]));", 'title=Q3, planning, level="3", done=true, n=2')
+    assert read[0] == {"metadata.title": "Q3, planning", "metadata.level": "3", "metadata.done": True, "metadata.n": 2}
+    assert read[1] == ["metadata.title=Q3, planning", 'metadata.level="3"', "metadata.done=true", "metadata.n=2"]
+    page.act("search", lambda: page.driver.get(served["url"] + "/?q=" + quote("what did Alice read") + "&meta="
+                                                + quote("shelf=fiction")))
+    assert "Reading log" in page.text("#hits") and "Lisbon" not in page.text("#hits")
+
+
 def test_the_page_fits_a_phone(page: Page, served: dict[str, Any]) -> None:
     page.open("/?q=" + quote("what does Bob drink?"), key=served["read"], width=390)
     page.ready("search")
@@ -496,6 +542,14 @@ def test_the_page_fits_a_phone(page: Page, served: dict[str, Any]) -> None:
     page.open("/?view=session&session=trip-2024-03", key=served["read"], width=390)
     page.ready("session")
     assert page.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth") <= 0
+    for width in (390, 375):  # the overview's cards stuck out 16 px at 375
+        page.open("/?view=overview", key=served["admin"], width=width)
+        page.ready("overview")
+        wide = page.driver.execute_script(
+            "return [...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > "
+            "window.innerWidth + 0.5).map((e) => e.tagName + '.' + e.className).slice(0, 5)")
+        overflow = page.driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, (width, wide)
 
 
 def test_stored_markup_is_shown_as_text(page: Page, served: dict[str, Any]) -> None:

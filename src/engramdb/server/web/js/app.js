@@ -42,12 +42,25 @@ function keyButton() {
   $("key-button").title = session.key ? "An API key is saved in this browser" : "Paste an API key";
 }
 
+let notice = ""; // said once the view has drawn (the drawing clears the banner first)
+
 async function fillNamespaces() {
   const select = $("namespace");
   const rows = await get("/v1/namespaces");
-  // Without a choice, requests name no namespace: the server's default, or the key's own.
+  const listed = rows.map((r) => r.namespace);
+  // A key lists every namespace it may use: one it may not (a link's ns=, saved) is dropped,
+  // or every later visit failed with 403.
+  if (session.key && session.namespace && !listed.includes(session.namespace)) {
+    notice = `This key may not use namespace ${JSON.stringify(session.namespace)}; showing its own.`;
+    session.namespace = "";
+  }
+  // Without a choice, requests name no namespace: the server's default, or the key's own. A
+  // key with several namespaces must name one: there is no "key's namespace" to offer.
   let implicit = session.key ? "key's namespace" : "default";
-  if (!session.namespace && session.key) {
+  if (session.key && rows.length > 1) {
+    implicit = null;
+    if (!session.namespace) session.namespace = rows[0].namespace;
+  } else if (!session.namespace && session.key) {
     try {
       const probe = await get("/v1/memories", { limit: 1 });
       if (probe.results.length) implicit = probe.results[0].namespace;
@@ -74,13 +87,14 @@ async function render(p) {
     session.namespace = ns;
     forgetEntries();
     forgetLastSearch();
-    if (ready) fillNamespaces().catch(() => {});
+    if (ready) await fillNamespaces().catch(() => {}); // checked before the view asks in it
   }
   const view = VIEWS[p.get("view")] ? p.get("view") : "search";
   document.querySelectorAll(".tabs a").forEach((a) => a.classList.toggle("active", a.dataset.nav === NAV[view]));
   document.querySelectorAll(".view").forEach((el) => { el.hidden = el.id !== `view-${view}`; });
   if (!ready) return;
-  banner("");
+  banner(notice);
+  notice = "";
   const mine = ++generation;
   const root = $(`view-${view}`);
   root.setAttribute("aria-busy", "true");
@@ -113,7 +127,12 @@ async function boot() {
   } catch (exc) {
     if (exc.status === 401) {
       $("ns-pick").hidden = true;
-      showKeyPanel(session.key ? exc.message : "");
+      // A refused key is not kept: it showed "Key ✓", and after Close every view stayed blank.
+      const refused = session.key;
+      session.key = "";
+      keyButton();
+      showKeyPanel(refused ? `${exc.message} (the key was not saved)` : "");
+      banner("This server needs an API key: press Key to give one.");
       document.body.dataset.ready = "key";
       return;
     }

@@ -2,7 +2,7 @@
 // page never repeats or skips an entry while others are written), with the search filters.
 
 import { get } from "./api.js";
-import { clipped, fmtTime, h, kindBadge, notice, replace, shortId } from "./dom.js";
+import { clipped, expired, fmtTime, h, kindBadge, notice, replace, shortId } from "./dom.js";
 import { derivedFrom, provenance, tagChips } from "./evidence.js";
 import * as filters from "./filters.js";
 import { entryLink, href, navigate } from "./url.js";
@@ -53,7 +53,8 @@ export function entryRow(entry) {
   return h("li", { class: "entry-row", dataset: { id: entry.id } },
     h("div", { class: "row-head" }, kindBadge(entry.kind), provenance(entry), h("span", { class: "grow" }),
       entry.superseded_by ? h("span", { class: "badge superseded" }, "superseded") : null,
-      entry.expires_at ? h("span", { class: "badge expires", title: entry.expires_at }, `expires ${fmtTime(entry.expires_at, { date: true })}`) : null),
+      expired(entry) ? h("span", { class: "badge superseded expired", title: entry.expires_at }, `expired ${fmtTime(entry.expires_at, { date: true })}`)
+        : entry.expires_at ? h("span", { class: "badge expires", title: entry.expires_at }, `expires ${fmtTime(entry.expires_at, { date: true })}`) : null),
     h("p", { class: "row-text" }, clipped(entry.text, (text) => entryLink(entry.id, text))),
     h("div", { class: "row-foot" }, derivedFrom(entry), tagChips(entry), h("span", { class: "grow" }),
       h("span", { class: "muted small", title: `added ${entry.created_at}` }, `added ${fmtTime(entry.created_at)}`),
@@ -85,8 +86,11 @@ export async function renderBrowse(root, p) {
     h("span", { class: "muted", id: "page-label" }, `page ${o.page} · ${page.results.length} ${page.results.length === 1 ? "entry" : "entries"}`),
     go(older, o.order === "newest" ? "Older ›" : "Later ›", "page-next"));
   if (!page.results.length) {
+    // the hint for an empty namespace, not for filters that leave nothing out of a full one
+    const filtered = !filters.isEmpty(o.filters);
     replace(list, h("div", { class: "empty" }, h("p", {}, o.cursor ? "No more entries." : "No entries match."),
-      h("p", { class: "muted" }, "Add some with engram add, engram import or POST /v1/memories.")), pager);
+      o.cursor ? null : h("p", { class: "muted" }, filtered ? "No entry matches these filters: loosen or clear them."
+        : "Add some with engram add, engram import or POST /v1/memories.")), pager);
     return;
   }
   replace(list, h("ul", { class: "entries", id: "entries" }, page.results.map(entryRow)), pager);

@@ -120,3 +120,13 @@ export function clipped(text, wrap = (node) => node, limit = CLIP_CHARS) {
 export function notice(text, kind = "error") {
   return h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
 }
+
+// Past its expiry (out of search and lists, readable by id until purged), as `engram list` marks it.
+export const expired = (entry) => Boolean(entry.expires_at) && Date.parse(entry.expires_at) <= Date.now();
+
+// A turn's text without the "Speaker: " it is stored with, where the speaker is shown beside it
+// (the context lines read "Priya Priya: Hi Marco!").
+export function spoken(text, speaker) {
+  const prefix = `${speaker || ""}: `;
+  return speaker && text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}

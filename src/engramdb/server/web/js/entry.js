@@ -3,7 +3,7 @@
 // Each action is one API call made with the user's key; a refusal shows the API's message.
 
 import { api, forgetEntry, get, listAll } from "./api.js";
-import { chips, h, kindBadge, notice, replace, timeEl } from "./dom.js";
+import { chips, expired, h, kindBadge, notice, replace, timeEl } from "./dom.js";
 import { derivedFrom, provenance } from "./evidence.js";
 import { forgetLastSearch } from "./search.js";
 import { entryLink, link, navigate, sessionLink } from "./url.js";
@@ -123,18 +123,45 @@ function editForm(entry, onDone, message) {
   return form;
 }
 
+const listOf = (value) => value.split(/[,，]/).map((s) => s.trim()).filter(Boolean);
+
+// The new entry starts with the old one's people, things, place, topic and metadata, to edit:
+// they were dropped (only the text was sent), so the current fact left every person, place
+// and metadata filter its old version was found by.
 function supersedeForm(entry, onDone, message) {
   const text = h("textarea", { id: "supersede-text", rows: "3", placeholder: "What is true now…" }, "");
+  const input = (id, label, value, placeholder) => {
+    const control = h("input", { id, value: value || "", placeholder, autocomplete: "off" });
+    return [control, h("label", { class: "field", for: id }, h("span", {}, label), control)];
+  };
+  const [persons, personsField] = input("supersede-persons", "Persons (comma-separated)", entry.persons.join(", "), "Alice, 王伟");
+  const [entities, entitiesField] = input("supersede-entities", "Entities", entry.entities.join(", "), "Lisbon");
+  const [location, locationField] = input("supersede-location", "Location", entry.location, "");
+  const [topic, topicField] = input("supersede-topic", "Topic", entry.topic, "");
+  const metadata = h("textarea", { id: "supersede-metadata", rows: "3", class: "mono", spellcheck: "false" },
+    JSON.stringify(entry.metadata || {}, null, 2));
   const form = h("form", { class: "card form", id: "supersede-form" }, h("h2", {}, "Supersede"),
-    h("p", { class: "muted" }, "Store a new entry as the truth now; this one stays in the history, out of search and lists."),
+    h("p", { class: "muted" }, "Store a new entry as the truth now; this one stays in the history, out of search and lists. " +
+      "The new entry starts with this one's people, things, place, topic and metadata: change what changed."),
     h("label", { class: "field", for: "supersede-text" }, h("span", {}, "New text"), text),
+    personsField, entitiesField, locationField, topicField,
+    h("label", { class: "field", for: "supersede-metadata" }, h("span", {}, "Metadata (JSON object)"), metadata),
     h("div", { class: "row end" }, h("button", { type: "button", class: "ghost", onclick: () => onDone(null) }, "Cancel"),
       h("button", { type: "submit", class: "primary", id: "supersede-save" }, "Supersede")));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!text.value.trim()) { text.focus(); return; }
+    const item = { text: text.value, persons: listOf(persons.value), entities: listOf(entities.value) };
+    if (location.value.trim()) item.location = location.value.trim();
+    if (topic.value.trim()) item.topic = topic.value.trim();
     try {
-      const added = await api("POST", "/v1/memories", { body: { text: text.value, supersedes: [entry.id] } });
+      item.metadata = JSON.parse(metadata.value || "{}");
+    } catch (exc) {
+      replace(message, notice(`metadata is not JSON: ${exc.message}`));
+      return;
+    }
+    try {
+      const added = await api("POST", "/v1/memories", { body: { entry: item, supersedes: [entry.id] } });
       onDone(added.results[0]?.id || null);
     } catch (exc) {
       replace(message, notice(exc.display || String(exc)));
@@ -194,7 +221,8 @@ export async function renderEntry(root, p) {
   const close = () => replace(panel);
   const actions = h("div", { class: "actions" },
     h("button", { type: "button", id: "edit-button", onclick: () => { replace(message); replace(panel, editForm(entry, (saved) => saved ? refresh("saved") : close(), message)); } }, "Edit"),
-    h("button", { type: "button", id: "supersede-button", onclick: () => { replace(message); replace(panel, supersedeForm(entry, (newId) => {
+    // a superseded entry is an old version: supersede the newer one (the server refuses this one)
+    entry.superseded_by ? null : h("button", { type: "button", id: "supersede-button", onclick: () => { replace(message); replace(panel, supersedeForm(entry, (newId) => {
       if (!newId) { close(); return; }
       forgetEntry(id); forgetLastSearch();
       navigate({ view: "entry", id: newId, done: "superseded" });
@@ -203,7 +231,9 @@ export async function renderEntry(root, p) {
   replace(root, back, flash ? notice(flash, "ok") : null,
     h("article", { class: "card entry", id: "entry" },
       h("div", { class: "entry-head" }, kindBadge(entry.kind),
-        entry.superseded_by ? h("span", { class: "badge superseded" }, "superseded") : null, h("span", { class: "grow" }), actions),
+        entry.superseded_by ? h("span", { class: "badge superseded" }, "superseded") : null,
+        expired(entry) ? h("span", { class: "badge superseded", id: "expired-badge" }, "expired") : null,
+        h("span", { class: "grow" }), actions),
       h("p", { class: "entry-text", id: "entry-text" }, entry.text), fields(entry)),
     message, panel, await derivedFacts(entry), await history(id));
 }

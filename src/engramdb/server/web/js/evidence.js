@@ -3,7 +3,7 @@
 // turns a fact was derived from.
 
 import { getEntry } from "./api.js";
-import { chips, clipped, fmtScore, fmtTime, h, kindBadge, shortId, timeEl } from "./dom.js";
+import { chips, clipped, fmtScore, fmtTime, h, kindBadge, shortId, spoken, timeEl } from "./dom.js";
 import { entryLink, sessionLink } from "./url.js";
 
 export const CHANNEL_HELP = {
@@ -114,9 +114,10 @@ export function contextTurns(hit) {
   const before = hit.context.filter((t) => t.offset < 0);
   const after = hit.context.filter((t) => t.offset > 0);
   const line = (t) => h("li", { class: "ctx-turn" }, h("span", { class: "speaker" }, t.speaker || "?"), " ",
-    clipped(t.text, (text) => entryLink(t.id, text), 300));
+    clipped(spoken(t.text, t.speaker), (text) => entryLink(t.id, text), 300));
   return h("ol", { class: "context" }, before.map(line),
-    h("li", { class: "ctx-turn self" }, h("span", { class: "speaker" }, hit.source?.speaker || ""), " ", clipped(hit.text, undefined, 300)),
+    h("li", { class: "ctx-turn self" }, h("span", { class: "speaker" }, hit.source?.speaker || ""), " ",
+      clipped(spoken(hit.text, hit.source?.speaker), undefined, 300)),
     after.map(line));
 }
 

@@ -18,13 +18,20 @@ function split(value) {
   return (value || "").split(/[,，]/).map((s) => s.trim()).filter(Boolean);
 }
 
-// A metadata value as `engram --filter metadata.k=v` reads it: JSON scalars keep their type.
+// A metadata value as `engram --filter metadata.k=v` reads it: JSON scalars keep their type, a
+// quoted one is that text ("3" in quotes is the text 3, not the number; it was sent with its quotes).
 function scalar(raw) {
   try {
     const value = JSON.parse(raw);
-    if (value === null || ["number", "boolean"].includes(typeof value)) return value;
+    if (value === null || ["number", "boolean", "string"].includes(typeof value)) return value;
   } catch { /* text */ }
   return raw;
+}
+
+// Metadata pairs: a comma starts a new pair only before another `key=` ("title=Q3, planning"
+// is one pair, whose value holds a comma; it was split into title=Q3 and a made-up planning=true).
+function pairs(value) {
+  return (value || "").split(/[,，](?=\s*[^=,，"]+=)/).map((s) => s.trim()).filter(Boolean);
 }
 
 export function fromParams(p) {
@@ -34,13 +41,13 @@ export function fromParams(p) {
 }
 
 export function toParams(values) {
-  const out = { kind: values.kind, meta: split(values.meta) };
+  const out = { kind: values.kind, meta: pairs(values.meta) };
   for (const [name] of TEXT_FIELDS) out[name] = (values[name] || "").trim();
   return out;
 }
 
 export function isEmpty(values) {
-  return !values.kind && !split(values.meta).length && TEXT_FIELDS.every(([name]) => !(values[name] || "").trim());
+  return !values.kind && !pairs(values.meta).length && TEXT_FIELDS.every(([name]) => !(values[name] || "").trim());
 }
 
 // For POST /v1/memories/search.
@@ -52,7 +59,7 @@ export function searchFilters(values) {
     if (!value) continue;
     out[key] = ["person", "entity"].includes(name) ? split(value) : value;
   }
-  for (const pair of split(values.meta)) {
+  for (const pair of pairs(values.meta)) {
     const at = pair.indexOf("=");
     if (at > 0) out[`metadata.${pair.slice(0, at).trim()}`] = scalar(pair.slice(at + 1).trim());
     else out[`metadata.${pair}`] = true; // the server names the mistake if it is one
@@ -70,7 +77,7 @@ export function listFilters(values) {
     if (["person", "entity"].includes(name)) split(value).forEach((v) => out.push(`${key}=${v}`));
     else out.push(`${key}=${value}`);
   }
-  for (const pair of split(values.meta)) out.push(pair.includes("=") ? `metadata.${pair}` : `metadata.${pair}=true`);
+  for (const pair of pairs(values.meta)) out.push(pair.includes("=") ? `metadata.${pair}` : `metadata.${pair}=true`);
   return out;
 }
 
