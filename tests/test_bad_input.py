@@ -274,6 +274,13 @@ def test_an_entry_text_is_capped_before_anything_is_written(tmp_path: Path, monk
     ("postgresql://postgres@[::1/x", "Invalid IPv6 URL"),
     ("postgresql://u:secret@127.0.0.1:99999/x", "Port out of range"),
     ("postgresql://u:secret@127.0.0.1:abc/x", "Port could not be cast"),
+    # A password with a character a URL must encode: its text showed in urllib's or libpq's
+    # message ("as 'Tr0ub4dor'", "failed to resolve host 'ssw0rd!@127.0.0.1'"); said before either reads it.
+    ("postgresql://u:secret#3@127.0.0.1:5432/x", "'#' as %23"),
+    ("postgresql://u:s@cret!@127.0.0.1:5432/x", "'@' as %40"),
+    ("postgresql://u:sec/ret@127.0.0.1:5432/x", "'/' as %2F"),
+    ("postgresql://u:s%zcret@127.0.0.1:5432/x", "'%' as %25"),
+    ("postgresql://u:s%ecret@127.0.0.1:5432/x", "not UTF-8 text"),  # a raw UnicodeDecodeError from the driver
 ])
 def test_a_malformed_store_url_is_one_error_line_without_its_password(url: str, reason: str) -> None:
     from click.testing import CliRunner
@@ -283,9 +290,24 @@ def test_a_malformed_store_url_is_one_error_line_without_its_password(url: str, 
     for args in (["--db", url, "search", "hi"], ["migrate", url, "unused.db"]):
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 1 and result.output.startswith("error: store URL ") and reason in result.output
-        assert "secret" not in result.output and "Traceback" not in result.output
+        for part in ("secret", "cret", "ret!", "#3", "ecret"):
+            assert part not in result.output, (part, result.output)
+        assert "Traceback" not in result.output
     with pytest.raises(InputError, match="is not a valid URL"):
         Memory(url)
+
+
+def test_a_url_with_a_slash_missing_is_no_file_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"postgresql:/u:secret@host/db" was a file path, and its error printed it whole."""
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for typo in ("postgresql:/u:secret@127.0.0.1/memory", "postgres:u:secret@127.0.0.1/memory"):
+        result = CliRunner().invoke(main, ["--db", typo, "add", "hello"])
+        assert result.exit_code == 1 and "a slash missing" in result.output and "secret" not in result.output
+        assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("dots", [".", ".."])

@@ -13,7 +13,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import SplitResult, unquote, urlsplit
+from urllib.parse import SplitResult, unquote, unquote_to_bytes, urlsplit
 
 from ..errors import InputError, StoreError
 from .base import Store
@@ -35,10 +35,15 @@ def _split(url: str) -> SplitResult:
         parts = urlsplit(url)
         parts.port, parts.hostname  # noqa: B018 - parsed here so that they fail here
     except ValueError as exc:
-        raise InputError(f"store URL {redact(url)} is not a valid URL ({exc})") from None
+        # urllib's reason may quote the password's text ("Port could not be cast to integer
+        # value as 'Tr0ub4dor'"): the user name and password's own problem is said instead.
+        reason = _userinfo_problem(url) or scrub(str(exc), url)
+        raise InputError(f"store URL {redact(url)} is not a valid URL ({reason})") from None
     return parts
 
 
+#: "postgresql:/…" or "postgres:…" (a slash or two missing): a URL typo, not a file name.
+_ALMOST_URL = re.compile(r"\s*postgres(?:ql)?:/?(?!/)", re.IGNORECASE)
 #: The connection parameters whose values are secrets (libpq's names), masked wherever a
 #: target is shown: in a URL's query (``?password=…``) or a keyword/value string.
 SECRET_PARAMETERS = ("password", "sslpassword")
@@ -115,6 +120,10 @@ def backend_of(target: str | Path) -> str:
     """``"sqlite"`` or ``"postgres"``; an unknown URL scheme, a malformed URL or a libpq
     keyword/value string (which would otherwise be taken for a file name) raises `InputError`."""
     if not is_url(target):
+        if isinstance(target, str) and _ALMOST_URL.match(target):
+            # "postgresql:/user:pw@host/db" would be a file of that name, printed whole in errors
+            raise InputError("store looks like a postgresql URL with a slash missing after the scheme; write "
+                             "postgresql://user:password@host:5432/database")
         if isinstance(target, str) and _CONNINFO.match(target) and " " in target.strip():
             raise InputError(f"store {redact(target)!r} looks like a libpq keyword/value connection string; "
                              "give a postgresql:// URL (postgresql://user:password@host:5432/database)")
@@ -125,8 +134,35 @@ def backend_of(target: str | Path) -> str:
     raise InputError(f"unknown store URL scheme {scheme!r}: give a SQLite file path or a postgresql:// URL")
 
 
+#: What a URL's user name or password must not hold unencoded, and how each is written: a
+#: password with '@', '#', '/' or '?' was read by the driver as part of the host or the path,
+#: and its error text then showed part of it ("failed to resolve host 'ssw0rd!@127.0.0.1'").
+_ENCODE = {"@": "%40", "#": "%23", "/": "%2F", "?": "%3F", "%": "%25", " ": "%20"}
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _userinfo_problem(url: str) -> str | None:
+    """Why the URL's user name or password cannot be read as given, or None."""
+    userinfo, _ = _userinfo(url.split("://", 1)[1])
+    found = [c for c in "@#/? " if c in userinfo] + (["%"] if _BAD_PERCENT.search(userinfo) else [])
+    if not found:
+        try:
+            unquote_to_bytes(userinfo).decode("utf-8")
+        except UnicodeDecodeError:  # "%ec": the driver failed on it with a raw UnicodeDecodeError
+            return "its user name or password is percent-encoded bytes that are not UTF-8 text (a % meant as " \
+                   "itself is %25)"
+        return None
+    how = ", ".join(f"{c!r} as {_ENCODE[c]}" for c in found)
+    return f"its user name or password holds a character a URL must percent-encode ({how})"
+
+
 def check_postgres_url(url: str) -> None:
-    """Refuse a PostgreSQL URL that names no database (``postgresql://host`` alone)."""
+    """Refuse a PostgreSQL URL that names no database (``postgresql://host`` alone), or whose
+    user name or password holds a character it must percent-encode (before any driver reads it,
+    whose messages would show part of the password)."""
+    problem = _userinfo_problem(url)
+    if problem is not None:
+        raise InputError(f"store URL {redact(url)} is not a valid URL: {problem}")
     parts = _split(url)
     if not parts.path.strip("/"):
         raise InputError(f"store URL {redact(url)} names no database (postgresql://user@host/DATABASE)")
@@ -152,7 +188,10 @@ def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: 
         check_postgres_url(str(target))
         from .postgres import PostgresStore
 
-        return PostgresStore(str(target), read_only=read_only, busy_timeout_ms=busy_timeout_ms, create=create)
+        # A URL's scheme is any case (RFC 3986); libpq reads only a lower-case one as a URL.
+        scheme, rest = str(target).split("://", 1)
+        return PostgresStore(f"{scheme.lower()}://{rest}", read_only=read_only, busy_timeout_ms=busy_timeout_ms,
+                             create=create)
     if Path(target).expanduser().is_dir():
         raise StoreError(f"{redact(target)} is a folder; a store is a file (e.g. {Path(target) / 'engram.db'})")
     if not create and not Path(target).expanduser().is_file():

@@ -56,8 +56,10 @@ def _map(exc: psycopg.Error, location: str) -> EngramError:
         if said is not None:  # the server answered: name what it refused, not the network
             reason = said.group(1) or (f"{said.group(2)} (give it in the URL, PGPASSWORD or ~/.pgpass)")
             message = f"store {location}: the database server refused the connection: {reason}"
-            if reason.startswith("sorry, too many clients"):  # transient, as unreachable is
-                return StoreUnavailableError(message, "the database server refused the connection: too many clients")
+            if reason.startswith(("sorry, too many clients", "remaining connection slots")):  # transient
+                return StoreUnavailableError(f"{message} (every connection its max_connections allows is taken; "
+                                             "try again, or close idle clients)",
+                                             "the database server refused the connection: too many clients")
             return StoreError(message)
         return StoreUnavailableError(f"store {location}: cannot reach the database server ({first})",
                                      "cannot reach the database server")
@@ -85,7 +87,8 @@ def _bad_url(exc: psycopg.Error) -> str | None:
 #: the server's own reason for refusing a connection it received (no such database or role,
 #: a wrong password, too many clients), as libpq reports it
 _FATAL = re.compile(r"FATAL:\s+((?:database|role) \"[^\"]*\" does not exist|password authentication failed for user "
-                    r"\"[^\"]*\"|sorry, too many clients already|no pg_hba\.conf entry[^\n]*)"
+                    r"\"[^\"]*\"|sorry, too many clients already|remaining connection slots are reserved[^\n]*|"
+                    r"no pg_hba\.conf entry[^\n]*)"
                     # libpq's own: the server asked for a password the URL does not give (not a network fault)
                     r"|(fe_sendauth: no password supplied)")
 
