@@ -133,6 +133,7 @@ class Memory:
             self.path = redact(target)
         else:
             self.path = store.location
+        self._busy_timeout = float(busy_timeout)
         self.store = store
         self._embedder_spec = embedder
         self._cache_dir = cache_dir
@@ -378,7 +379,7 @@ class Memory:
         A turn id names one turn of its session, also when other processes write to it: the
         store refuses, inside the write's transaction, a turn id another turn holds, and the
         turn is then read again against the session as it is now (renumbered, or found to be
-        a retry or a correction), up to eight times. ``report.turn_id`` and ``report.id`` name
+        a retry or a correction), for as long as the busy timeout (at least eight times). ``report.turn_id`` and ``report.id`` name
         the turn written (or found stored): its id in the session and its entry id.
         """
         import random
@@ -390,12 +391,19 @@ class Memory:
         ns = self._scope(namespace)
         check_turn(speaker, text, session_id, timestamp, turn_id)  # fields named as the caller names them
         with self._turn_lock:  # this process's threads queue here; other processes meet the store's check
-            for _ in range(1, TURN_ATTEMPTS):
+            # Each lost pass means another writer stored a turn: passes go on for the busy timeout
+            # (at least TURN_ATTEMPTS), further apart each time, so no writer loses every round
+            # (with 8 passes 20 ms apart, 3 processes x 25 turns lost 3-4 of them).
+            deadline = time.monotonic() + self._busy_timeout
+            attempt = 0
+            while True:
                 try:
                     return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor)
                 except WriteConflictError:  # another writer took the turn id first: read the session again
-                    time.sleep(random.uniform(0, 0.02))  # apart from the other losers of that round
-            return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor)
+                    attempt += 1
+                    if attempt >= TURN_ATTEMPTS and time.monotonic() >= deadline:
+                        raise
+                    time.sleep(random.uniform(0, min(0.25, 0.01 * 2 ** min(attempt, 5))))
 
     def _add_turn(self, speaker: str, text: str, session_id: str, timestamp: str | datetime | None,
                   turn_id: str | None, ns: str, extractor: "str | Extractor | None") -> ConversationReport:

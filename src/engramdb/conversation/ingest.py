@@ -318,9 +318,10 @@ def no_llm_calls(extractor: Extractor | None) -> dict[str, int] | None:
     return {k: 0 for k in usage} if usage is not None else None
 
 
-# Passes of `Memory.add_turn` before a conflict reaches the caller: each pass loses only to a
-# writer that stored a turn of the same session, with the id this one took, in between (so
-# W writers appending to one session at once each lose at most W - 1 times per round).
+# The fewest passes of `Memory.add_turn` before a conflict reaches the caller (it goes on for the
+# busy timeout): each pass loses only to a writer that stored a turn of the same session, with
+# the id this one took, in between (so W writers appending to one session at once each lose at
+# most W - 1 times per round).
 TURN_ATTEMPTS = 8
 
 
