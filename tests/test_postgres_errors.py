@@ -117,6 +117,29 @@ def test_a_thread_that_ends_gives_its_connection_back(postgres_server: PostgresS
     assert open_connections() == 0
 
 
+def test_a_schema_of_another_application_or_a_newer_engram_is_refused(postgres_server: PostgresServer) -> None:
+    """A schema "engram" of another application was a raw UndefinedColumn error ('column "value"
+    does not exist'); a store a newer Engram wrote was opened and written into by an older one."""
+    from engramdb import NotAStoreError
+
+    foreign = postgres_server.new_database("foreign")
+    with psycopg.connect(foreign, autocommit=True) as admin:
+        admin.execute("CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm; "
+                      "CREATE SCHEMA engram; CREATE TABLE engram.meta (k int, v int)")
+    for read_only in (False, True):
+        with pytest.raises(NotAStoreError, match="holds a schema 'engram' of another application"):
+            Memory(foreign, embedder="minilm", read_only=read_only)
+    newer = postgres_server.new_database("newer")
+    with Memory(newer, embedder="minilm") as mem:
+        mem.add("Alice moved to Lisbon.")
+    with psycopg.connect(newer, autocommit=True) as admin:
+        admin.execute("UPDATE engram.meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match=r"written by a newer Engram \(schema 99"):
+        Memory(newer, embedder="minilm")
+    with psycopg.connect(newer, autocommit=True) as admin:
+        assert admin.execute("SELECT value FROM engram.meta WHERE key = 'schema_version'").fetchone() == ("99",)
+
+
 def test_a_server_that_refuses_the_connection_says_why(postgres_server: PostgresServer) -> None:
     """The server answered: no such database, no such role. That is not 'cannot reach'."""
     missing_db = postgres_server.url("no_such_database")

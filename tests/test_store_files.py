@@ -161,3 +161,20 @@ def test_cli_reads_a_store_on_read_only_media(store: Path, tmp_path: Path) -> No
 def test_an_in_memory_path_is_an_input_error() -> None:
     with pytest.raises(InputError, match="in-memory store"):
         Memory(":memory:")
+
+
+def test_a_store_of_a_newer_schema_is_refused_not_migrated_back(tmp_path: Path) -> None:
+    """A store whose schema a newer Engram wrote was opened and its version written back to this
+    one's (SQLite), or written into as it was (PostgreSQL): an older client on a shared store."""
+    db = tmp_path / "newer.db"
+    with Memory(db, embedder="minilm") as mem:
+        mem.add("Alice moved to Lisbon.")
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    for read_only in (False, True):
+        with pytest.raises(StoreError, match=r"written by a newer Engram \(schema 99; this one reads schema \d+"):
+            Memory(db, embedder="minilm", read_only=read_only)
+    result = CliRunner().invoke(main, ["--db", str(db), "search", "Lisbon"])
+    assert result.exit_code == 1 and "upgrade engramdb" in result.output
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("99",)

@@ -20,7 +20,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, P
 
 import numpy as np
 
-from ..errors import InputError, WriteConflictError
+from ..errors import InputError, StoreError, WriteConflictError
 from ..model import KINDS, Entry
 from ..validation import check_json_scalar, check_str, check_str_list, json_or_text, normalize_timestamp
 
@@ -250,3 +250,16 @@ def _is_bare_date(value: Any) -> bool:
     text = value.strip()
     return (len(text) == 10 and text[4] == "-" and text[7] == "-" and text.replace("-", "").isdigit()) or \
         (len(text) == 8 and text.isdigit())
+
+
+def refuse_newer(version: object, location: str, current: str) -> None:
+    """A store written by a newer Engram (its schema past `current`) is refused, on either
+    backend: this version would migrate it "back" (SQLite: marking it older than it is) or write
+    rows the newer one does not expect — on a shared PostgreSQL store, a teammate's older client."""
+    try:
+        newer = version is not None and int(str(version)) > int(current)
+    except ValueError:
+        newer = True  # not a number this version knows
+    if newer:
+        raise StoreError(f"store {location} was written by a newer Engram (schema {str(version)[:20]}; this one "
+                         f"reads schema {current} and older): upgrade engramdb to use it")

@@ -83,6 +83,14 @@ CREATE INDEX IF NOT EXISTS history_entry ON history(namespace, entry_id, seq);
 """
 
 
+def stored_version(conn: apsw.Connection) -> str | None:
+    """The file's recorded schema version (None: none recorded)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone():
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return None if row is None else str(row[0])
+
+
 def is_current(conn: apsw.Connection) -> bool:
     """Whether the file is at `SCHEMA_VERSION` (a read; opening a current store writes nothing)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \

@@ -19,7 +19,8 @@ import apsw
 from ..errors import InputError, NotAStoreError, ReadOnlyStoreError, StoreError
 from ..model import Entry, Source
 from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, scalar, writable, write_transaction
-from .schema import SCHEMA_VERSION, create_or_migrate, is_current
+from .base import refuse_newer
+from .schema import SCHEMA_VERSION, create_or_migrate, is_current, stored_version
 
 
 def decode_entry(data: str) -> Entry:
@@ -68,6 +69,8 @@ class SQLiteFile:
     def _open(self) -> None:
         """Check the file is ours (or empty), then create or migrate the schema if needed."""
         state = inspect_file(self.writer, self.path)
+        if state == "engram":
+            refuse_newer(stored_version(self.writer), self.path, SCHEMA_VERSION)
         if self.read_only:
             if state == "empty":
                 raise NotAStoreError(f"{self.path} is an empty file, not an Engram store")

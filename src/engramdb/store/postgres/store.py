@@ -21,9 +21,9 @@ import numpy as np
 import psycopg
 from psycopg import IsolationLevel
 
-from ...errors import EngramError, ModelMismatchError, NotFoundError, ReadOnlyStoreError, StoreError
+from ...errors import EngramError, ModelMismatchError, NotAStoreError, NotFoundError, ReadOnlyStoreError, StoreError
 from ...model import Entry, utc_now
-from ..base import SCHEMA_VERSION, EntryTerms, Filters, check_expected
+from ..base import SCHEMA_VERSION, EntryTerms, Filters, check_expected, refuse_newer
 from ..batches import (PLACE, check_batch, check_turn_ids, copy_place, ids_by_namespace, inherited_places, split_by_stored,
                        turn_ids_by_session)
 from ..channels import NAME_FIELDS
@@ -107,6 +107,17 @@ class PostgresStore:
     def _forget_broken(self) -> None:
         self._db.forget_broken()
 
+    def _schema_row(self, cur: psycopg.Cursor[Any]) -> Any:
+        """The ``schema_version`` row of the store's ``meta`` table; a schema of that name whose
+        ``meta`` is another application's is refused (it was a raw UndefinedColumn error)."""
+        columns = {name for (name,) in cur.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = 'meta'",
+            (SCHEMA,))}
+        if not {"key", "value"} <= columns:
+            raise NotAStoreError(f"database {self.location} holds a schema {SCHEMA!r} of another application (its "
+                                 "meta table is not Engram's); Engram will not change it. Give another database.")
+        return cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+
     def _open(self) -> None:
         if urlsplit(self.url).scheme.lower() not in ("postgresql", "postgres"):
             raise StoreError(f"not a PostgreSQL URL: {self.location}")
@@ -120,9 +131,13 @@ class PostgresStore:
             with self._read() as cur:
                 if scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",))) is None:
                     raise StoreError(f"no Engram store in database {self.location}")
+        with self._read() as cur:
+            if scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",))) is not None:
+                row = self._schema_row(cur)
+                refuse_newer(row[0] if row else None, self.location, SCHEMA_VERSION)
         if self.read_only:
             with self._read() as cur:
-                version = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                version = self._schema_row(cur)
                 if version is None or version[0] != SCHEMA_VERSION:
                     raise ReadOnlyStoreError(f"store {self.location} must be upgraded to schema {SCHEMA_VERSION}; "
                                              "open it once without read-only")
@@ -130,7 +145,7 @@ class PostgresStore:
             with self._write() as cur:
                 current = scalar(cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",))) is not None
                 if current:
-                    row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                    row = self._schema_row(cur)
                     current = row is not None and row[0] == SCHEMA_VERSION
                 if not current:
                     cur.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
