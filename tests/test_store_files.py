@@ -178,3 +178,26 @@ def test_a_store_of_a_newer_schema_is_refused_not_migrated_back(tmp_path: Path) 
     assert result.exit_code == 1 and "upgrade engramdb" in result.output
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("99",)
+
+
+def test_a_damaged_row_is_store_corrupt_on_either_backend(store_target: str) -> None:
+    """A row whose JSON is not an entry (edited by hand, damaged) ended `list` and `search` in a
+    raw TypeError ("unexpected keyword argument 'broken'"), on both backends."""
+    from engramdb import StoreCorruptError
+
+    with Memory(store_target, embedder="minilm") as mem:
+        [lisbon, _] = mem.add(["Alice moved to Lisbon.", "Bob likes tea."])
+        if store_target.startswith("postgresql"):
+            import psycopg
+
+            with psycopg.connect(store_target, autocommit=True) as conn:
+                conn.execute("""UPDATE engram.entries SET data = '{"broken": true}' WHERE id = %s""", (lisbon,))
+        else:
+            with sqlite3.connect(store_target) as conn:
+                conn.execute("""UPDATE entries SET data = '{"broken": true}' WHERE id = ?""", (lisbon,))
+    with Memory(store_target, embedder="minilm") as mem:
+        for call in (lambda: mem.list(), lambda: mem.search("Lisbon"), lambda: mem.get([lisbon])):
+            with pytest.raises(StoreCorruptError, match="a stored entry cannot be read .*'broken'"):
+                call()
+    result = CliRunner().invoke(main, ["--db", store_target, "list"])
+    assert result.exit_code == 1 and result.output.startswith("error: a stored entry cannot be read")

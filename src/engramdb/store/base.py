@@ -20,8 +20,8 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping, P
 
 import numpy as np
 
-from ..errors import InputError, StoreError, WriteConflictError
-from ..model import KINDS, Entry
+from ..errors import InputError, StoreCorruptError, StoreError, WriteConflictError
+from ..model import KINDS, Entry, Source
 from ..validation import check_json_scalar, check_str, check_str_list, json_or_text, normalize_timestamp
 
 # The version of the stored entry format (fields, lifecycle columns) every backend holds; the
@@ -263,3 +263,16 @@ def refuse_newer(version: object, location: str, current: str) -> None:
     if newer:
         raise StoreError(f"store {location} was written by a newer Engram (schema {str(version)[:20]}; this one "
                          f"reads schema {current} and older): upgrade engramdb to use it")
+
+
+def decode_entry(data: str) -> Entry:
+    """An entry from the JSON a store's ``data`` column holds (written by `Entry.to_dict`). A
+    row that is not an entry (edited by hand, damaged) is `StoreCorruptError` naming what is
+    wrong: it was a raw TypeError ("unexpected keyword argument 'broken'") on both backends."""
+    try:
+        raw = json.loads(data)
+        raw["source"] = Source.from_dict(raw.get("source"))
+        return Entry(**raw)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise StoreCorruptError(f"a stored entry cannot be read ({str(exc)[:160]}); restore the store from a "
+                                "backup, or delete that entry") from None

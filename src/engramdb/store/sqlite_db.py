@@ -9,7 +9,6 @@ than the store, so none of them reaches into the store's private state.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,11 @@ from typing import Any
 import apsw
 
 from ..errors import InputError, NotAStoreError, ReadOnlyStoreError, StoreError
-from ..model import Entry, Source
 from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, scalar, writable, write_transaction
-from .base import refuse_newer
+from .base import decode_entry, refuse_newer  # noqa: F401 - decode_entry: read from here by the store's modules
 from .schema import SCHEMA_VERSION, create_or_migrate, is_current, stored_version
 
 
-def decode_entry(data: str) -> Entry:
-    """An entry from the JSON the ``data`` column holds."""
-    raw = json.loads(data)
-    raw["source"] = Source.from_dict(raw.get("source"))
-    return Entry(**raw)
 
 
 class SQLiteFile:

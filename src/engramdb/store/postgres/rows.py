@@ -4,13 +4,12 @@ which these queries never do."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import psycopg
 
 from ...errors import StoreError
-from ...model import Entry, Source
+from ..base import decode_entry  # noqa: F401 - read from here by the backend's modules
 
 
 def one(cur: psycopg.Cursor[Any]) -> tuple[Any, ...]:
@@ -26,8 +25,3 @@ def scalar(cur: psycopg.Cursor[Any]) -> Any:
     return one(cur)[0]
 
 
-def decode_entry(data: str) -> Entry:
-    """An entry from the JSON stored in ``entries.data`` (written by `Entry.to_dict`)."""
-    raw = json.loads(data)
-    raw["source"] = Source.from_dict(raw.get("source"))
-    return Entry(**raw)
