@@ -140,6 +140,22 @@ def test_a_schema_of_another_application_or_a_newer_engram_is_refused(postgres_s
         assert admin.execute("SELECT value FROM engram.meta WHERE key = 'schema_version'").fetchone() == ("99",)
 
 
+def test_extensions_in_a_schema_of_their_own_are_found(postgres_server: PostgresServer) -> None:
+    """Supabase installs pgvector in a schema "extensions": the store's fixed search path did not
+    see it, and the error advised CREATE EXTENSION vector, which was there already."""
+    url = postgres_server.new_database("extschema")
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("CREATE SCHEMA extensions; CREATE EXTENSION vector SCHEMA extensions; "
+                      "CREATE EXTENSION pg_trgm SCHEMA extensions")
+    with Memory(url, embedder="minilm") as mem:
+        mem.add(["Alice moved to Lisbon.", "Bob likes green tea."])
+        assert [h.text for h in mem.search("Where did Alice move?", k=1)] == ["Alice moved to Lisbon."]
+        assert [h.text for h in mem.search("tea", k=1, preset="semantic")] == ["Bob likes green tea."]
+    with psycopg.connect(url) as admin:  # nothing was installed twice
+        assert admin.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+                             "WHERE extname = 'vector'").fetchall() == [("extensions",)]
+
+
 def test_a_server_that_refuses_the_connection_says_why(postgres_server: PostgresServer) -> None:
     """The server answered: no such database, no such role. That is not 'cannot reach'."""
     missing_db = postgres_server.url("no_such_database")

@@ -68,6 +68,9 @@ class Connections:
         self.location = location
         self._local = threading.local()
         self._held: weakref.WeakSet[_Held] = weakref.WeakSet()  # every live thread's reader
+        #: the store's schema, then public and the schemas the database's extensions live in
+        #: (`widen_search_path`: pgvector in an `extensions` schema, as Supabase installs it)
+        self.search_path = f"{SCHEMA},public"
         self._lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._writer: psycopg.Connection[Any] | None = None
@@ -76,7 +79,7 @@ class Connections:
         self._closed = False
 
     def _connect(self, *, reader: bool) -> psycopg.Connection[Any]:
-        conn = connect(self.url, autocommit=True, options=f"-c search_path={SCHEMA},public")
+        conn = connect(self.url, autocommit=True, options=f"-c search_path={self.search_path}")
         if reader:
             conn.isolation_level = IsolationLevel.REPEATABLE_READ
             conn.read_only = True
@@ -114,6 +117,16 @@ class Connections:
             self._writer = self._connect(reader=False)
             self._writer_generation = self._generation
         return self._writer
+
+    def widen_search_path(self, schemas: list[str]) -> bool:
+        """Add `schemas` (where pgvector and pg_trgm are installed) to every connection's search
+        path; the connections opened before reopen on their next use. Whether it changed."""
+        extra = [s for s in schemas if s not in self.search_path.split(",")]
+        if not extra:
+            return False
+        self.search_path = ",".join([*self.search_path.split(","), *(f'"{s}"' for s in extra)])
+        self._generation += 1  # every connection is reopened with the new path
+        return True
 
     def forget_broken(self) -> None:
         """After an error, drop connections that can no longer be used (a lost server). When

@@ -126,6 +126,12 @@ class PostgresStore:
         # `ReadOnlyStoreError` up front rather than failing inside a transaction.
         with self._read() as cur:
             self.in_recovery = bool(scalar(cur.execute("SELECT pg_is_in_recovery()")))
+            # pgvector and pg_trgm may live in a schema of their own (Supabase: "extensions"):
+            # its types and operators were "missing", with advice to create what was there.
+            homes = [name for (name,) in cur.execute(
+                "SELECT DISTINCT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+                "WHERE e.extname IN ('vector', 'pg_trgm') AND n.nspname NOT IN (%s, 'public') ORDER BY 1", (SCHEMA,))]
+        self._db.widen_search_path(homes)
         self.read_only = self.read_only or self.in_recovery
         if not self.create or self.read_only:
             with self._read() as cur:
@@ -391,7 +397,7 @@ class PostgresStore:
     def _stream(self, sql: str, params: list[Any]) -> Iterator[tuple[Any, ...]]:
         """Rows of one long read in a snapshot of its own connection (an export stream)."""
         try:
-            conn = connect(self.url, options=f"-c search_path={SCHEMA},public")
+            conn = connect(self.url, options=f"-c search_path={self._db.search_path}")
         except psycopg.Error as exc:
             raise map_pg_error(exc, self.location, self.url) from exc
         try:
