@@ -4,6 +4,7 @@ Engram error, nothing half-written, and the next call works."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -154,6 +155,30 @@ def test_extensions_in_a_schema_of_their_own_are_found(postgres_server: Postgres
     with psycopg.connect(url) as admin:  # nothing was installed twice
         assert admin.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
                              "WHERE extname = 'vector'").fetchall() == [("extensions",)]
+
+
+def test_least_privilege_works_and_a_missing_privilege_says_what_to_ask_for(postgres_server: PostgresServer) -> None:
+    """A schema an administrator made for Engram's role was refused without CREATE on the whole
+    database ("permission denied for database"); a missing privilege named its SQLSTATE and no
+    way out."""
+    from engramdb import ReadOnlyStoreError
+
+    role = f"engram_lp_{os.getpid()}"
+    prepared, bare, plain = (postgres_server.new_database(n) for n in ("prepared", "bare", "plain"))
+    with psycopg.connect(postgres_server.url(), autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+    with psycopg.connect(prepared, autocommit=True) as admin:
+        admin.execute(f"CREATE EXTENSION vector; CREATE EXTENSION pg_trgm; CREATE SCHEMA engram AUTHORIZATION {role}")
+    with psycopg.connect(bare, autocommit=True) as admin:
+        admin.execute(f"GRANT CREATE ON DATABASE {bare.rsplit('/', 1)[1]} TO {role}")  # but no extensions
+    as_role = [url.replace("://postgres@", f"://{role}@", 1) for url in (prepared, bare, plain)]
+    with Memory(as_role[0], embedder="minilm") as mem:  # the schema is its own: no database-wide CREATE needed
+        mem.add("Alice moved to Lisbon.")
+        assert mem.search("Lisbon", k=1).hits[0].text == "Alice moved to Lisbon."
+    with pytest.raises(ReadOnlyStoreError, match="ask the database's administrator to run, once: CREATE EXTENSION"):
+        Memory(as_role[1], embedder="minilm")
+    with pytest.raises(ReadOnlyStoreError, match=f"GRANT CREATE ON DATABASE {plain.rsplit('/', 1)[1]} TO this user"):
+        Memory(as_role[2], embedder="minilm")
 
 
 def test_a_server_that_refuses_the_connection_says_why(postgres_server: PostgresServer) -> None:

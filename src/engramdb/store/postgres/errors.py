@@ -14,6 +14,7 @@ from ...errors import (
 )
 from ..open import scrub
 from ..translate import translating
+from .schema import SCHEMA
 
 
 def map_pg_error(exc: psycopg.Error, location: str, url: str | None = None) -> EngramError:
@@ -37,8 +38,9 @@ def _map(exc: psycopg.Error, location: str) -> EngramError:
     if isinstance(exc, pg.QueryCanceled):
         return StoreBusyError(f"store {location}: the query was cancelled (statement or lock timeout); try again")
     if isinstance(exc, (pg.ReadOnlySqlTransaction, pg.InsufficientPrivilege)):
-        return ReadOnlyStoreError(f"store {location} cannot be written by this database user ({exc.sqlstate}: "
-                                  f"{str(exc).strip().splitlines()[0]})")
+        refusal = str(exc).strip().splitlines()[0]
+        return ReadOnlyStoreError(f"store {location} cannot be written by this database user ({refusal})"
+                                  f"{_ask_for(refusal)}")
     if isinstance(exc, (pg.DataCorrupted, pg.IndexCorrupted)):
         return StoreCorruptError(f"store {location} is damaged ({str(exc).strip()}); restore it from a backup")
     if isinstance(exc, pg.DiskFull):
@@ -64,6 +66,18 @@ def _map(exc: psycopg.Error, location: str) -> EngramError:
         return StoreUnavailableError(f"store {location}: cannot reach the database server ({first})",
                                      "cannot reach the database server")
     return StoreError(f"store {location}: {type(exc).__name__}: {str(exc).strip()}")
+
+
+def _ask_for(said: str) -> str:
+    """What to ask the database's administrator for, when a privilege is what is missing."""
+    if "create extension" in said:
+        return ("; ask the database's administrator to run, once: CREATE EXTENSION IF NOT EXISTS vector; "
+                "CREATE EXTENSION IF NOT EXISTS pg_trgm;")
+    database = re.search(r'permission denied for database "?([^"\s]+)"?', said)
+    if database is not None:
+        return (f"; ask the database's administrator for GRANT CREATE ON DATABASE {database.group(1)} TO this user, "
+                f"or to create the schema {SCHEMA} owned by it")
+    return ""
 
 
 #: what libpq and psycopg say of a connection string (a URL's query parameters) they cannot use

@@ -154,7 +154,10 @@ class PostgresStore:
                     row = self._schema_row(cur)
                     current = row is not None and row[0] == SCHEMA_VERSION
                 if not current:
-                    cur.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+                    # CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema
+                    # is there: one an administrator made for Engram's role (least privilege) was refused.
+                    if cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,)).fetchone() is None:
+                        cur.execute(f"CREATE SCHEMA {SCHEMA}")
                     for extension in ("vector", "pg_trgm"):
                         if cur.execute("SELECT 1 FROM pg_extension WHERE extname = %s", (extension,)).fetchone() is None:
                             cur.execute(f"CREATE EXTENSION IF NOT EXISTS {extension}")
