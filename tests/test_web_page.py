@@ -274,6 +274,12 @@ def test_a_key_is_asked_for_once_then_search_shows_evidence_and_provenance(page:
 
     search_for(page, "which city did Alice move to?")
     assert served["write"] not in page.driver.current_url  # the key never goes in the address
+    # for screen readers: the open view and tab are marked, the view has a heading, the key field a label
+    assert page.find("#nav-search").get_attribute("aria-current") == "page"
+    assert page.find("#nav-browse").get_attribute("aria-current") is None
+    assert page.find("#tab-results").get_attribute("aria-current") == "page"
+    assert page.driver.execute_script("return document.querySelector('#view-search h1').textContent") == "Search"
+    assert page.driver.execute_script("return document.getElementById('key-input').labels[0].textContent") == "API key"
     assert page.query()["q"] == ["which city did Alice move to?"]
     first = page.all(".hit")[0]
     assert "Lisbon" in first.text

@@ -90,7 +90,12 @@ async function render(p) {
     if (ready) await fillNamespaces().catch(() => {}); // checked before the view asks in it
   }
   const view = VIEWS[p.get("view")] ? p.get("view") : "search";
-  document.querySelectorAll(".tabs a").forEach((a) => a.classList.toggle("active", a.dataset.nav === NAV[view]));
+  document.querySelectorAll(".tabs a").forEach((a) => {
+    const current = a.dataset.nav === NAV[view];
+    a.classList.toggle("active", current);
+    if (current) a.setAttribute("aria-current", "page"); // what a screen reader says of the open view
+    else a.removeAttribute("aria-current");
+  });
   document.querySelectorAll(".view").forEach((el) => { el.hidden = el.id !== `view-${view}`; });
   if (!ready) return;
   banner(notice);

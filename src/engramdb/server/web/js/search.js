@@ -108,6 +108,7 @@ function summary(result, opts) {
     t.now ? `now ${fmtTime(t.now.value)} (${t.now.from})` : null];
   const tab = (name, label) => h("a", {
     class: `tab${opts.tab === name ? " active" : ""}`, id: `tab-${name}`,
+    "aria-current": opts.tab === name ? "page" : undefined,
     href: href(searchParams({ ...opts, tab: name })),
     onclick: (event) => { event.preventDefault(); navigate(searchParams({ ...opts, tab: name })); },
   }, label);
@@ -118,7 +119,7 @@ function summary(result, opts) {
 export async function renderSearch(root, p) {
   const opts = options(p);
   const out = h("div", { id: "search-output", "aria-live": "polite" });
-  replace(root, form(opts), out);
+  replace(root, h("h1", { class: "sr-only" }, "Search"), form(opts), out);  // a heading for screen readers
   document.title = opts.q ? `${opts.q} — Engram` : "Search — Engram";
   if (!opts.q) {
     last = null;
