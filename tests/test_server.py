@@ -144,6 +144,8 @@ def test_errors_have_one_shape_and_the_right_status(server: Running) -> None:
         assert twice == {"code": "invalid_request", "message": "give one of query or q, not query and q"}
         # The framework's own errors come in the same shape.
         assert error(http.get("/v1/nothing-here")) == (404, "not_found")
+        searched = http.get("/v1/memories/search")  # read as the entry "search": says where searching is
+        assert error(searched) == (404, "not_found") and "POST /v1/memories/search" in searched.json()["error"]["message"]
         assert error(http.put("/v1/memories", json={})) == (405, "method_not_allowed")
         # Allow names every method the path serves (it named the first route's only: POST, GET).
         for method, path, allowed in (("PUT", "/v1/memories", "DELETE, GET, HEAD, POST"),

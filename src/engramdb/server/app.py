@@ -379,7 +379,9 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     def get(entry_id: str = PathParam(description=ENTRY_ID), ns: str = Depends(need("read"))) -> Any:
         found = memory.get(entry_id, namespace=ns)
         if not found:
-            raise NotFoundError(f"not found in namespace {ns!r}: {entry_id}")
+            # GET on the search endpoint reads "search" as an entry id: say where searching is
+            hint = " (to search: POST /v1/memories/search with {\"query\": …})" if entry_id == "search" else ""
+            raise NotFoundError(f"not found in namespace {ns!r}: {entry_id}{hint}")
         return to_wire("entry", found[0].to_dict())
 
     @app.patch(ENTRY, response_model=EntryModel, tags=["memories"])
