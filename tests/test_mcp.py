@@ -258,6 +258,7 @@ def test_mcp_tool_schemas_describe_every_argument_and_every_result(tmp_path: Pat
             described = tools[name].input_schema["properties"]["filters"]["description"]
             assert all(key.split(".")[0] in described for key in FILTER_KEYS), (name, described)
         assert set(tools["memory_search"].input_schema["properties"]) == {"query", "k", "filters", "now", "context"}
+        assert tools["memory_search"].input_schema["required"] == ["query"]  # a search needs one (q may stand in)
         assert "turn_id" in tools["memory_add_turn"].input_schema["properties"]
         calls = {"memory_search": {"query": "cat", "context": 1}, "memory_add": {"text": "Ann likes tea."},
                  "memory_list": {}, "memory_get": {"ids": [note, "nope"]}, "memory_history": {"id": note},

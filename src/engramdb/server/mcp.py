@@ -45,6 +45,8 @@ Clearable = Literal["metadata", "persons", "entities", "keywords", "location", "
 #: other names a lenient client may send for an argument (tool -> alias -> the argument): accepted,
 #: never published in the schema, so a model sees one name for each thing
 ALIASES: dict[str, dict[str, str]] = {"memory_search": {"q": "query", "top_k": "k", "limit": "k"}}
+#: arguments a tool needs whose signature default is only there for an alias to stand in
+REQUIRED: dict[str, tuple[str, ...]] = {"memory_search": ("query",)}
 
 ISO = "ISO 8601 date or time, e.g. 2024-03-14 or 2024-03-14T10:00:00+01:00"
 
@@ -250,6 +252,17 @@ class EngramMCPServer(MCPServer):
         self.arguments[name] = [p for p in inspect.signature(fn).parameters if p != "ctx"]
         self.types[name] = {p: TypeAdapter(hints[p]) for p in self.arguments[name] if p in hints}
         self.aliases[name] = dict(aliases or {})
+
+    async def list_tools(self) -> list[Any]:
+        """The SDK's list, with the arguments a tool cannot do without marked required: `query`
+        has a default only so that its other name (`q`) may stand for it, so the schema did not
+        say a search needs one."""
+        tools = await super().list_tools()
+        for tool in tools:
+            needed = [a for a in REQUIRED.get(tool.name, ()) if a in tool.input_schema.get("properties", {})]
+            if needed:
+                tool.input_schema["required"] = sorted({*tool.input_schema.get("required", []), *needed})
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         takes = self.arguments.get(name)
