@@ -372,3 +372,12 @@ def test_a_closed_memory_says_so(mem: Memory) -> None:
             use()
     assert issubclass(MemoryClosedError, StoreError)
     mem.close()  # closing twice is fine
+
+
+def test_a_namespace_with_spaces_at_its_ends_is_a_slip_not_a_name(mem: Memory) -> None:
+    """" pad " was a namespace apart from "pad" (an all-spaces one was refused), over the API too."""
+    for call in (lambda: mem.add("x", namespace=" pad "), lambda: mem.search("x", namespace="pad "),
+                 lambda: mem.add([Entry(text="x", namespace="\u3000pad")], namespace="\u3000pad")):
+        with pytest.raises(InputError, match="has spaces at its ends; give 'pad'"):
+            call()
+    assert mem.count(all_namespaces=True) == 0

@@ -76,6 +76,9 @@ def check_name(value: Any, what: str) -> str:
         raise ValueError(f"{what} is {len(text)} characters long; the limit is {MAX_ID_CHARS}")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise ValueError(f"{what} must not contain control characters")
+    if "namespace" in what and text != text.strip():
+        # " pad " was a namespace apart from "pad" (an all-spaces one was refused): a slip, not a name
+        raise ValueError(f"{what} {text!r:.60} has spaces at its ends; give {text.strip()!r:.60}")
     return text
 
 
