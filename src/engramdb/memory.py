@@ -22,7 +22,7 @@ from .llm.client import EnvLLM
 from . import lifecycle
 from .lifecycle import EntryChanges, HistoryEvent, view
 from .pagination import decode_cursor, encode_cursor
-from .validation import aware_timestamp, check_name, check_unicode, checked, normalize_timestamp, shown
+from .validation import aware_timestamp, check_name, check_unicode, checked, env_int, normalize_timestamp, shown
 from .pipeline.presets import GROUP_KEYS, Preset, load_preset
 from .plan.base import Planner
 from .pipeline.search import SearchPipeline
@@ -41,19 +41,6 @@ MAX_CONTEXT = 10  # neighbouring turns per side a search may return as context
 TIMELINE_FIELDS = ("created", "event")
 TIMELINE_BUCKETS = ("day", "week", "month", "year")
 ProgressCallback = Callable[[int, int], None]
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InputError(f"${name} must be a whole number, not {raw!r}") from None
-    if value < 1:
-        raise InputError(f"${name} must be at least 1")
-    return value
 
 
 def default_db_path() -> str:
@@ -122,7 +109,7 @@ class Memory:
         if isinstance(embedder, str):
             check_spec(embedder)  # an unknown name, a missing endpoint: fail before the file is created
         self.allow_preset_files = allow_preset_files
-        self.max_query_chars = max_query_chars if max_query_chars is not None else _env_int(
+        self.max_query_chars = max_query_chars if max_query_chars is not None else env_int(
             "ENGRAM_MAX_QUERY_CHARS", MAX_QUERY_CHARS)
         if store is None:
             if isinstance(path, str) and not path.strip():  # an unset variable in a script: not ./engram.db

@@ -7,14 +7,14 @@ No behaviour lives here beyond (de)serialisation and the stable-id rule, so ever
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from collections.abc import Iterator
 from typing import Any, Literal, overload
 
 from .validation import (
-    check_entry_id, check_json_object, check_name, check_optional_str, check_str, check_str_list, normalize_timestamp,
+    check_entry_id, check_json_object, check_name, check_optional_str, check_str, check_str_list, env_int,
+    normalize_timestamp,
 )
 
 Kind = Literal["fact", "turn", "chunk"]
@@ -29,16 +29,7 @@ MAX_TEXT_CHARS = 100_000
 
 def max_text_chars() -> int:
     """The cap on an entry's text: ``$ENGRAM_MAX_TEXT_CHARS`` if set, else `MAX_TEXT_CHARS`."""
-    raw = os.environ.get("ENGRAM_MAX_TEXT_CHARS")
-    if not raw:
-        return MAX_TEXT_CHARS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"$ENGRAM_MAX_TEXT_CHARS must be a whole number, not {raw!r:.40}") from None
-    if value < 1:
-        raise ValueError("$ENGRAM_MAX_TEXT_CHARS must be at least 1")
-    return value
+    return env_int("ENGRAM_MAX_TEXT_CHARS", MAX_TEXT_CHARS)
 
 
 @dataclass(slots=True)

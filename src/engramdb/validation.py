@@ -243,3 +243,20 @@ def _no_constant(name: str) -> Any:
 
 def _type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
+
+
+def env_int(name: str, default: int) -> int:
+    """A positive whole number from the environment variable `name` (unset or empty: `default`);
+    anything else is an `InputError` naming the variable."""
+    import os
+
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError(f"${name} must be a whole number, not {raw!r:.40}") from None
+    if value < 1:
+        raise InputError(f"${name} must be at least 1")
+    return value
