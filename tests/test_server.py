@@ -211,6 +211,21 @@ def test_api_keys_scope_every_request(server: Running) -> None:
         assert error(bob.get("/v1/memories")) == (401, "unauthorized")
 
 
+def test_a_write_by_a_key_is_recorded_as_that_key(server: Running) -> None:
+    """On a team's server an edit's history said nobody (MCP's writes say "mcp"): a write that
+    names no actor is the key's, by its label, else its id; an actor the request names wins."""
+    labelled, _ = server.keys.create(["team"], "admin", label="ci-bot")
+    plain, record = server.keys.create(["team"], "write")
+    with server.client(labelled) as bot, server.client(plain) as other:
+        [added] = bot.post("/v1/memories", json={"text": "The deploy window is Tuesday."}).json()["results"]
+        other.patch(f"/v1/memories/{added['id']}", json={"text": "The deploy window is Wednesday."})
+        bot.patch(f"/v1/memories/{added['id']}", json={"topic": "ops", "actor": "release-script"})
+        events = bot.get(f"/v1/memories/{added['id']}/history").json()
+        assert [e["actor"] for e in events] == ["key:ci-bot", f"key:{record.id}", "release-script"]
+        other.delete(f"/v1/memories/{added['id']}")
+        assert bot.get(f"/v1/memories/{added['id']}/history").json()[-1]["actor"] == f"key:{record.id}"
+
+
 def test_a_server_with_keys_stays_closed_when_they_are_revoked_or_lost(server: Running) -> None:
     cli = KeyStore(keys_path(server.memory.store.location))  # as `engram keys` in another process
     secret, record = cli.create(["alice"], "write")

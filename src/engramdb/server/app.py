@@ -290,6 +290,12 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         """The namespace this request acts in, and its key (None on an open server)."""
         return resolve(key, wanted_namespace(x_engram_namespace, namespace), default_namespace)
 
+    def by_key(key: ApiKey | None = Depends(authenticated)) -> str | None:
+        """Who a write that names no actor is recorded as: its key ("key:<label>", else
+        "key:<id>"), as MCP's writes are "mcp"; none on an open server. An edit's history said
+        nobody, so on a team's server no one could tell who changed what."""
+        return None if key is None else f"key:{key.label or key.id}"[:200]
+
     def need(role: str) -> Any:
         def check(who: Caller = Depends(caller)) -> str:
             who.require(role)
@@ -310,7 +316,7 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
         return {"status": "ok", "version": __version__, "max_k": min(limits.max_k, MAX_K)}
 
     @app.post("/v1/memories", response_model=AddResponse, tags=["memories"])
-    def add(body: AddRequest, ns: str = Depends(need("write"))) -> Any:
+    def add(body: AddRequest, ns: str = Depends(need("write")), keyed: str | None = Depends(by_key)) -> Any:
         given = [name for name in ("text", "entry", "entries") if getattr(body, name) is not None]
         if len(given) != 1:
             raise InputError("give one of text, entry or entries" + (f", not {' and '.join(given)}" if given else ""))
@@ -320,7 +326,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             raise InputError("entries is empty")
         if len(items) > limits.max_batch:
             raise InputError(f"{len(items)} entries in one request; the limit is {limits.max_batch}")
-        ids = memory.add(items, namespace=ns, supersedes=body.supersedes, expires_at=body.expires_at, actor=body.actor)
+        ids = memory.add(items, namespace=ns, supersedes=body.supersedes, expires_at=body.expires_at,
+                         actor=body.actor or keyed)
         stored = {e.id: e for e in memory.get(ids, namespace=ns)}
         return {"results": to_wire("entry", [stored[i].to_dict() for i in dict.fromkeys(ids) if i in stored])}
 
@@ -347,19 +354,20 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     def delete_by_filter(ns: str = Depends(need("admin")),
                          filter: list[str] = Query(default_factory=list, description="key=value, repeatable"),
                          all: bool = Query(False, description="with no filter: empty the namespace"),
-                         actor: str | None = None) -> Any:
+                         actor: str | None = None, keyed: str | None = Depends(by_key)) -> Any:
         """Delete every entry of the namespace that matches the filters (admin). With no filter,
         ``all=true`` is required, so a slip cannot empty a namespace."""
         parsed = Filters.parse_cli(filter)
         if not all and not filter:  # said in this API's spelling, not the library's all=True
             raise ApiError(400, "bad_input", "delete needs a filter (?filter=key=value) or ?all=true to empty "
                                              "the namespace")
-        return {"deleted": memory.delete(filters=parsed, namespace=ns, all=all, actor=actor)}
+        return {"deleted": memory.delete(filters=parsed, namespace=ns, all=all, actor=actor or keyed)}
 
     @app.post("/v1/purge-expired", response_model=DeleteResponse, tags=["memories"])
-    def purge_expired(ns: str = Depends(need("admin")), actor: str | None = None) -> Any:
+    def purge_expired(ns: str = Depends(need("admin")), actor: str | None = None,
+                      keyed: str | None = Depends(by_key)) -> Any:
         """Delete the namespace's entries whose ``expires_at`` has passed (admin)."""
-        return {"deleted": memory.purge_expired(namespace=ns, actor=actor)}
+        return {"deleted": memory.purge_expired(namespace=ns, actor=actor or keyed)}
 
     def history(entry_id: str = PathParam(description=ENTRY_ID), ns: str = Depends(need("read"))) -> Any:
         """Every version of the entry, oldest first: ADD, UPDATE and DELETE events."""
@@ -386,15 +394,15 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
 
     @app.patch(ENTRY, response_model=EntryModel, tags=["memories"])
     def update(body: UpdateRequest, entry_id: str = PathParam(description=ENTRY_ID),
-               ns: str = Depends(need("write"))) -> Any:
+               ns: str = Depends(need("write")), keyed: str | None = Depends(by_key)) -> Any:
         changes = body.model_dump(exclude_unset=True)
-        actor = changes.pop("actor", None)
+        actor = changes.pop("actor", None) or keyed
         return to_wire("entry", memory.update(entry_id, namespace=ns, actor=actor, **changes).to_dict())
 
     @app.delete(ENTRY, response_model=DeleteResponse, tags=["memories"])
     def delete(entry_id: str = PathParam(description=ENTRY_ID), ns: str = Depends(need("write")),
-               actor: str | None = None) -> Any:
-        return {"deleted": memory.delete(entry_id, namespace=ns, actor=actor)}
+               actor: str | None = None, keyed: str | None = Depends(by_key)) -> Any:
+        return {"deleted": memory.delete(entry_id, namespace=ns, actor=actor or keyed)}
 
     # A session id may hold slashes ("team/standup", as `engram add-turn` takes it): the rest of the
     # path up to /turns, sent as they are or encoded (%2F), as an entry id is.
