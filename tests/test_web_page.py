@@ -329,6 +329,7 @@ def test_explain_shows_the_stages_as_a_timeline(page: Page, served: dict[str, An
     assert "±2 turns, lift 0.2; lift × score combined with a turn's own as probabilities" in neighbours
     assert "combine or" not in neighbours  # named in the summary, so not repeated among the raw fields
     assert "kept the top 10" in page.text("[data-stage=select]")
+    assert '["' not in page.text(".timeline")  # lists of words read as lists, not as JSON arrays
     page.screenshot("explain")
     fuse = page.find("[data-stage=fuse] details.cands")
     page.click(fuse.find_element("css selector", "summary"))
@@ -495,6 +496,8 @@ def test_a_chinese_namespace_works_in_the_page_and_the_header(page: Page, served
     page.open("/?ns=" + quote("中文") + "&q=" + quote("黄山冷吗"), key=served["zh"])
     page.ready("search")
     assert "黄山山顶晚上很冷" in page.text("#hits") and "namespace 中文" in page.text("#result-summary")
+    page.act("browse", lambda: page.driver.get(served["url"] + "/?view=browse&ns=" + quote("中文")))
+    assert page.find(".entry-row .row-text").get_attribute("lang") == "zh"  # read as Chinese, the page being en
     import httpx
 
     raw = {"Authorization": f"Bearer {served['zh']}", "X-Engram-Namespace": "中文".encode()}

@@ -2,7 +2,7 @@
 // page never repeats or skips an entry while others are written), with the search filters.
 
 import { get } from "./api.js";
-import { clipped, expired, fmtTime, h, kindBadge, notice, replace, shortId } from "./dom.js";
+import { clipped, expired, fmtTime, h, kindBadge, langOf, notice, replace, shortId } from "./dom.js";
 import { derivedFrom, provenance, tagChips } from "./evidence.js";
 import * as filters from "./filters.js";
 import { entryLink, href, navigate } from "./url.js";
@@ -55,7 +55,7 @@ export function entryRow(entry) {
       entry.superseded_by ? h("span", { class: "badge superseded" }, "superseded") : null,
       expired(entry) ? h("span", { class: "badge superseded expired", title: entry.expires_at }, `expired ${fmtTime(entry.expires_at, { date: true })}`)
         : entry.expires_at ? h("span", { class: "badge expires", title: entry.expires_at }, `expires ${fmtTime(entry.expires_at, { date: true })}`) : null),
-    h("p", { class: "row-text" }, clipped(entry.text, (text) => entryLink(entry.id, text))),
+    h("p", { class: "row-text", lang: langOf(entry.text) }, clipped(entry.text, (text) => entryLink(entry.id, text))),
     h("div", { class: "row-foot" }, derivedFrom(entry), tagChips(entry), h("span", { class: "grow" }),
       h("span", { class: "muted small", title: `added ${entry.created_at}` }, `added ${fmtTime(entry.created_at)}`),
       h("span", { class: "mono muted small" }, shortId(entry.id))));

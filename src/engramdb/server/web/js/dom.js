@@ -130,3 +130,7 @@ export function spoken(text, speaker) {
   const prefix = `${speaker || ""}: `;
   return speaker && text.startsWith(prefix) ? text.slice(prefix.length) : text;
 }
+
+// "zh" for a text with Chinese characters (screen readers and fonts read it as Chinese; the
+// page itself is lang="en"), else undefined: no attribute.
+export const langOf = (text) => (/[\u3400-\u9fff]/.test(text || "") ? "zh" : undefined);

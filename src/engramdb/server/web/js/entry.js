@@ -3,7 +3,7 @@
 // Each action is one API call made with the user's key; a refusal shows the API's message.
 
 import { api, forgetEntry, get, listAll } from "./api.js";
-import { chips, expired, h, kindBadge, notice, replace, timeEl } from "./dom.js";
+import { chips, expired, h, kindBadge, langOf, notice, replace, timeEl } from "./dom.js";
 import { derivedFrom, provenance } from "./evidence.js";
 import { forgetLastSearch } from "./search.js";
 import { entryLink, link, navigate, sessionLink } from "./url.js";
@@ -234,6 +234,6 @@ export async function renderEntry(root, p) {
         entry.superseded_by ? h("span", { class: "badge superseded" }, "superseded") : null,
         expired(entry) ? h("span", { class: "badge superseded", id: "expired-badge" }, "expired") : null,
         h("span", { class: "grow" }), actions),
-      h("p", { class: "entry-text", id: "entry-text" }, entry.text), fields(entry)),
+      h("p", { class: "entry-text", id: "entry-text", lang: langOf(entry.text) }, entry.text), fields(entry)),
     message, panel, await derivedFacts(entry), await history(id));
 }

@@ -3,7 +3,7 @@
 // turns a fact was derived from.
 
 import { getEntry } from "./api.js";
-import { chips, clipped, fmtScore, fmtTime, h, kindBadge, shortId, spoken, timeEl } from "./dom.js";
+import { chips, clipped, fmtScore, fmtTime, h, kindBadge, langOf, shortId, spoken, timeEl } from "./dom.js";
 import { entryLink, sessionLink } from "./url.js";
 
 export const CHANNEL_HELP = {
@@ -126,7 +126,7 @@ export function hitCard(hit, index, scale) {
     h("div", { class: "hit-main" },
       h("div", { class: "hit-head" },
         h("span", { class: "rank" }, String(index + 1)), kindBadge(hit.kind), provenance(hit)),
-      h("p", { class: "hit-text", lang: /[\u3400-\u9fff]/.test(hit.text) ? "zh" : undefined }, clipped(hit.text)),
+      h("p", { class: "hit-text", lang: langOf(hit.text) }, clipped(hit.text)),
       derivedFrom(hit), contextTurns(hit),
       h("div", { class: "hit-foot" }, tagChips(hit), h("span", { class: "grow" }),
         entryLink(hit.id, h("span", { class: "mono" }, shortId(hit.id)), " open ›"))),

@@ -18,6 +18,15 @@ function show(value) {
   if (value === null || value === undefined) return "–";
   if (typeof value === "number") return Number.isInteger(value) ? value.toLocaleString() : fmtScore(value);
   if (typeof value === "string") return value;
+  // a list of words or numbers reads as a list (translations, counted channels), not as JSON
+  if (Array.isArray(value) && value.every((v) => ["string", "number"].includes(typeof v))) {
+    return value.map((v) => (typeof v === "number" ? show(v) : v)).join(", ");
+  }
+  // a small record ({"terms": ["alic"], "off_topic": 2, "factor": 0.25}) as its fields, in words
+  if (value && typeof value === "object" && !Array.isArray(value) &&
+      Object.values(value).every((v) => v === null || typeof v !== "object" || Array.isArray(v))) {
+    return Object.entries(value).map(([k, v]) => `${k.replace(/_/g, " ")} ${show(v)}`).join(" · ");
+  }
   return JSON.stringify(value);
 }
 

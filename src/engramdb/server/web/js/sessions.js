@@ -2,7 +2,7 @@
 // turns, each with the facts derived from it (a fact's `derived_from` names its turns).
 
 import { get, listAll } from "./api.js";
-import { fmtTime, h, notice, plural, replace, spoken, timeEl } from "./dom.js";
+import { fmtTime, h, langOf, notice, plural, replace, spoken, timeEl } from "./dom.js";
 import { tagChips } from "./evidence.js";
 import { entryLink, link, sessionLink } from "./url.js";
 
@@ -66,7 +66,7 @@ export async function renderSession(root, p) {
     h("div", { class: "bubble" },
       h("div", { class: "turn-head" }, h("strong", { class: "speaker" }, t.source?.speaker || "?"), timeEl(t.timestamp),
         h("span", { class: "grow" }), entryLink(t.id, h("span", { class: "muted small" }, t.source?.turn_id || "open"))),
-      h("p", { class: "turn-text" }, spoken(t.text, t.source?.speaker))),
+      h("p", { class: "turn-text", lang: langOf(t.text) }, spoken(t.text, t.source?.speaker))),
     byTurn.get(t.id).length ? h("ul", { class: "facts" }, byTurn.get(t.id).map(factItem)) : null));
   const [from, to] = turns.length ? [fmtTime(turns[0].timestamp), fmtTime(turns[turns.length - 1].timestamp)] : ["", ""];
   const span = from === to ? from : `${from} – ${to}`;
