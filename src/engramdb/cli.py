@@ -29,7 +29,7 @@ from .model import Entry, Source, timestamp_epoch
 from .validation import check_unicode
 from .pipeline.presets import CHANNELS
 from .store.base import Filters
-from .store.open import backend_of, can_write, redact, store_exists
+from .store.open import backend_of, can_write, redact, refuse_folder, store_exists
 from .schema import MODELS, json_schema, to_wire
 from .cli_lifecycle import parse_meta
 
@@ -80,8 +80,7 @@ def _memory(ctx: click.Context, must_exist: bool = False, reads_only: bool = Fal
     """The store of ``--db``. Commands that only read open a file this process may not write
     (a read-only file, folder or mount) read-only instead of failing."""
     opts = ctx.obj
-    if backend_of(opts["db"]) == "sqlite" and Path(opts["db"]).expanduser().is_dir():
-        raise EngramError(f"{redact(opts['db'])} is a folder; a store is a file (e.g. --db {Path(opts['db']) / 'engram.db'})")
+    refuse_folder(opts["db"])
     if must_exist and not store_exists(opts["db"]):
         raise EngramError(f"no store at {redact(opts['db'])} (import something first, or pass --db)")
     read_only = reads_only and not can_write(opts["db"])

@@ -366,8 +366,9 @@ class Memory:
         A turn id names one turn of its session, also when other processes write to it: the
         store refuses, inside the write's transaction, a turn id another turn holds, and the
         turn is then read again against the session as it is now (renumbered, or found to be
-        a retry or a correction), for as long as the busy timeout (at least eight times). ``report.turn_id`` and ``report.id`` name
-        the turn written (or found stored): its id in the session and its entry id.
+        a retry or a correction), for as long as the busy timeout (at least eight times).
+        ``report.turn_id`` and ``report.id`` name the turn written (or found stored): its id in
+        the session and its entry id.
         """
         import random
         import time

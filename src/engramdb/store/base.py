@@ -10,9 +10,8 @@ warm-up and snapshots) is not part of the protocol: `close` finishes it.
 
 from __future__ import annotations
 
-import json
-
 import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime

@@ -168,6 +168,13 @@ def check_postgres_url(url: str) -> None:
         raise InputError(f"store URL {redact(url)} names no database (postgresql://user@host/DATABASE)")
 
 
+def refuse_folder(target: str | Path) -> None:
+    """A folder given as a SQLite store is named as such (it read "missing folder, or no
+    permission" when written, "no store at" when read)."""
+    if backend_of(target) == "sqlite" and Path(target).expanduser().is_dir():
+        raise StoreError(f"{redact(target)} is a folder; a store is a file (e.g. {Path(target) / 'engram.db'})")
+
+
 def store_exists(target: str | Path) -> bool:
     """Whether there is a store to read: a file for SQLite; a server is asked when opened."""
     return backend_of(target) != "sqlite" or Path(target).expanduser().is_file()
@@ -192,8 +199,7 @@ def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: 
         scheme, rest = str(target).split("://", 1)
         return PostgresStore(f"{scheme.lower()}://{rest}", read_only=read_only, busy_timeout_ms=busy_timeout_ms,
                              create=create)
-    if Path(target).expanduser().is_dir():
-        raise StoreError(f"{redact(target)} is a folder; a store is a file (e.g. {Path(target) / 'engram.db'})")
+    refuse_folder(target)
     if not create and not Path(target).expanduser().is_file():
         raise StoreError(f"no store at {redact(target)}")
     from .sqlite import SQLiteStore

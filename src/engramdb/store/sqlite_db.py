@@ -40,8 +40,6 @@ class SQLiteFile:
         self._local = threading.local()
         self._connections: list[apsw.Connection] = []
         self._conn_lock = threading.Lock()
-        if Path(self.path).is_dir():
-            raise StoreError(f"{self.path} is a folder; a store is a file (e.g. {Path(self.path) / 'engram.db'})")
         if read_only and not Path(self.path).is_file():
             raise StoreError(f"no store at {self.path}")
         existed = Path(self.path).exists()

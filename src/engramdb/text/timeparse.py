@@ -595,7 +595,7 @@ _AHEAD_KINDS = frozenset({"quarter", "quarter_ordinal", "quarter_zh"})
 def _ahead(m: re.Match[str]) -> bool:
     """Whether the clause of a month or quarter named alone speaks of what is to come."""
     clause = _clause(m)
-    if _CJK_CLAUSE.search(m.group(0)) or _CJK_CLAUSE.search(clause):
+    if _CJK_CLAUSE.search(clause):
         return bool(_FUTURE_ZH.search(clause) or _PLAN_ZH.search(clause)) and not _PAST_ZH.search(clause)
     return bool(_FUTURE_EN.search(clause) or _PLAN_EN.search(clause)) and not _PAST_EN.search(clause) \
         and not _HABIT_EN.search(clause)

@@ -118,15 +118,14 @@ class Connections:
             self._writer_generation = self._generation
         return self._writer
 
-    def widen_search_path(self, schemas: list[str]) -> bool:
+    def widen_search_path(self, schemas: list[str]) -> None:
         """Add `schemas` (where pgvector and pg_trgm are installed) to every connection's search
-        path; the connections opened before reopen on their next use. Whether it changed."""
-        extra = [s for s in schemas if s not in self.search_path.split(",")]
-        if not extra:
-            return False
-        self.search_path = ",".join([*self.search_path.split(","), *(f'"{s}"' for s in extra)])
-        self._generation += 1  # every connection is reopened with the new path
-        return True
+        path; the connections opened before reopen on their next use."""
+        present = {name.strip('"') for name in self.search_path.split(",")}
+        extra = [s for s in dict.fromkeys(schemas) if s not in present]
+        if extra:
+            self.search_path = ",".join([self.search_path, *(f'"{s}"' for s in extra)])
+            self._generation += 1  # every connection is reopened with the new path
 
     def forget_broken(self) -> None:
         """After an error, drop connections that can no longer be used (a lost server). When
