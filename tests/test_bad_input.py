@@ -310,6 +310,28 @@ def test_a_url_with_a_slash_missing_is_no_file_name(tmp_path: Path, monkeypatch:
         assert not list(tmp_path.iterdir())
 
 
+def test_a_postgres_store_without_its_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without psycopg (the base install is SQLite only) a postgresql:// store printed a
+    ModuleNotFoundError traceback; now one line names the extra to install, in the CLI, the
+    library and `engram eval --store`."""
+    import sys
+
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+    from engramdb.errors import StoreError
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
+    url = "postgresql://u:secret@127.0.0.1:1/memory"
+    for args in (["--db", url, "stats"], ["migrate", url, "unused.db"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1, result.output
+        assert result.output.startswith("error: ") and "engramdb[postgres]" in result.output, result.output
+        assert "Traceback" not in result.output and "secret" not in result.output
+    with pytest.raises(StoreError, match=r"pip install 'engramdb\[postgres\]'"):
+        Memory(url)
+
+
 @pytest.mark.parametrize("dots", [".", ".."])
 def test_dot_segment_ids_are_refused_before_any_write(mem: Memory, tmp_path: Path, dots: str) -> None:
     """An id '.' or '..' could be stored but never reached over HTTP (a URL path folds it): it

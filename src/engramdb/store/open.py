@@ -186,6 +186,16 @@ def can_write(target: str | Path) -> bool:
     return backend_of(target) != "sqlite" or writable(str(Path(target).expanduser()))
 
 
+def require_postgres_driver() -> None:
+    """Raise `StoreError` saying which extra to install when the PostgreSQL driver is absent
+    (the base install is SQLite only; a bare `ModuleNotFoundError` told a user nothing)."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        raise StoreError("a postgresql:// store needs the PostgreSQL driver, which is not installed: "
+                         "pip install 'engramdb[postgres]' (from a clone: pip install -e '.[postgres]')") from exc
+
+
 def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
                create: bool = True) -> Store:
     """Open the store `target` names, creating it if needed unless `read_only` or not
@@ -193,6 +203,7 @@ def open_store(target: str | Path, *, read_only: bool = False, busy_timeout_ms: 
     `StoreError`: nothing is created by a command that only reads)."""
     if backend_of(target) == "postgres":
         check_postgres_url(str(target))
+        require_postgres_driver()
         from .postgres import PostgresStore
 
         # A URL's scheme is any case (RFC 3986); libpq reads only a lower-case one as a URL.
@@ -217,6 +228,7 @@ def scratch_target(server: str | None = None, prefix: str = "engram_eval") -> It
         return
     if backend_of(server) != "postgres":
         raise InputError(f"a scratch store needs a postgresql:// URL of a server, not {redact(server)!r}")
+    require_postgres_driver()
     from .postgres.scratch import scratch_database
 
     with scratch_database(server, prefix) as url:
