@@ -327,7 +327,7 @@ def lost_writes(results: list[dict[str, Any]], final: dict[str, Any], base: list
         folder = Path(r["notes_dir"])
         for file in sorted(folder.glob("*.md")):
             rel = file.relative_to(folder).as_posix()
-            want = {e.id for e in note_entries(file, rel, NS)}
+            want = {e.id for e in note_entries(file, rel, NS, file.resolve().as_posix())}  # the importer's doc_id
             if by_path.get(rel, set()) != want:
                 problems["notes files not stored as their current chunks"].append(rel)
         for sid, n in r["sessions"].items():

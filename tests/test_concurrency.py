@@ -647,3 +647,19 @@ def test_kill_9_during_imports_leaves_whole_batches(tmp_path: Path) -> None:
     with Memory(tmp_path / "clean.db", embedder="minilm") as clean:  # a clean import of the final folder
         clean.import_path(notes)
         assert clean.count() == len(info["rows"]) == sum(map(len, v2.values()))
+
+
+def test_the_soak_benchmark_passes_on_a_small_store(tmp_path: Path) -> None:
+    """benchmarks/soak.py, as RELIABILITY.md tells a user to run it, scaled down: one reader and
+    one writer process for a few seconds, then its full check. Its lost-write check had computed
+    note chunk ids from the relative path while the importer used the absolute one, so every
+    clean run printed FAIL."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "soak.py"
+    report = tmp_path / "soak.json"
+    run = subprocess.run([sys.executable, str(script), "--entries", "120", "--readers", "1", "--writers", "1",
+                          "--seconds", "4", "--db", str(tmp_path / "soak.db"), "--json", str(report)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    result = json.loads(report.read_text())
+    assert result["ok"] is True and result["lost_writes"] == {} and result["errors_total"] == 0, result
+    assert result["operations"]["notes"]["ok"] >= 1 and result["final"]["integrity"] == ["ok"], result
