@@ -145,6 +145,35 @@ def test_presets_as_data_and_files_switched_off(tmp_path: Path) -> None:
                 locked.search("green tea", preset=refused)
 
 
+def test_the_next_page_command_list_prints_runs_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`list` prints the command for the next page on stderr; it used to be `engram list --cursor
+    …` alone, which read ./engram.db and dropped the filter and page size. Run as printed (in the
+    folder where ./engram.db is another store), its pages hold the rest of the filtered entries."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    db = str(tmp_path / "my store.db")  # a space: the printed command quotes it
+    assert runner.invoke(main, ["--embedder", "minilm", "add", "a decoy in ./engram.db"]).exit_code == 0
+    notes = [{"text": f"{kind} {i}", "kind": kind} for i in range(5) for kind in ("chunk", "fact")]
+    (tmp_path / "e.jsonl").write_text("".join(json.dumps(n) + "\n" for n in notes))
+    assert runner.invoke(main, ["--db", db, "-n", "team", "--embedder", "minilm", "import", "e.jsonl"]).exit_code == 0
+    seen: list[str] = []
+    result = runner.invoke(main, ["--db", db, "-n", "team", "list", "--filter", "kind=chunk", "--limit", "2",
+                                  "--order", "oldest"])
+    for _ in range(5):
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        seen += [line.split("  ")[-1] for line in lines]
+        hint = [line for line in result.stderr.splitlines() if line.startswith("more: ")]
+        if not hint:
+            break
+        words = shlex.split(hint[0].removeprefix("more: "))
+        assert words[:6] == ["engram", "--db", db, "-n", "team", "list"], words
+        result = runner.invoke(main, words[1:])
+    assert seen == [f"chunk {i}" for i in range(5)]
+
+
 def test_cli_list_namespaces_and_threshold(tmp_path: Path) -> None:
     runner = CliRunner()
     db = str(tmp_path / "cli.db")
@@ -160,7 +189,7 @@ def test_cli_list_namespaces_and_threshold(tmp_path: Path) -> None:
     assert second == {"results": second["results"], "next_cursor": None}
     assert [e["text"] for e in second["results"]] == ["one"]
     plain = run("list", "--limit", "2")
-    assert plain.exit_code == 0 and "three" in plain.output and "more: engram list --cursor" in plain.output
+    assert plain.exit_code == 0 and "three" in plain.output and f"more: engram --db {db} list --limit 2 --cursor" in plain.output
     # An undated entry's line says when it was added; a dated one shows when it happened.
     added = first["results"][0]["created_at"][:10]
     assert f"fact  added {added}  three" in plain.output

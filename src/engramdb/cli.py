@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -513,7 +514,25 @@ def list_cmd(ctx: click.Context, filters: tuple[str, ...], order: str, limit: in
                          "[expired] " if entry.expires_at and (timestamp_epoch(entry.expires_at) or 0) <= now else ""))
         echo(f"{entry.id}  {entry.kind:<5} {when:<16}  {marks}{text[:100] + ('...' if len(text) > 100 else '')}")
     if page.next_cursor:
-        echo(f"more: engram list --cursor {page.next_cursor}", err=True)
+        args = [word for f in filters for word in ("--filter", f)]
+        args += ["--order", order] if order != "newest" else []
+        args += ["--limit", str(limit)] if limit != 50 else []
+        args += ["--include-superseded"] if include_superseded else []
+        args += ["--show-expired"] if show_expired else []
+        echo(f"more: {_command_line(ctx, 'list', [*args, '--cursor', page.next_cursor])}", err=True)
+
+
+def _command_line(ctx: click.Context, command: str, args: list[str]) -> str:
+    """An `engram` command to run next, with the --db and -n of this one when they were given on
+    the command line (an environment variable still holds for the next), quoted for a shell, a
+    store URL's password masked."""
+    root = ctx.find_root()
+    words = ["engram"]
+    if root.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
+        words += ["--db", redact(ctx.obj["db"])]
+    if root.get_parameter_source("namespace") == click.core.ParameterSource.COMMANDLINE:
+        words += ["-n", ctx.obj["namespace"]]
+    return " ".join(shlex.quote(w) for w in [*words, command, *args])
 
 
 @main.command()
