@@ -369,3 +369,19 @@ def test_a_jsonl_file_cannot_set_supersede_links_or_reuse_an_id(mem: Memory, tmp
     again.write_text(json.dumps(was.to_dict()) + "\n" + json.dumps({"text": "Alice lives in Berlin."}) + "\n",
                      encoding="utf-8")
     assert mem.import_path(again)["written"] == 0
+
+
+def test_conversation_writes_record_their_actor(mem: Memory) -> None:
+    """`add_turn` and `add_conversation` take an `actor` like every other write (the HTTP turns
+    endpoint and MCP pass the key or "mcp"); the turns and the facts drawn from them carry it."""
+    report = mem.add_turn("Ana", "I moved the deploy to Friday.", session_id="standup", actor="standup-bot")
+    session = mem.add_conversation([("Bo", "I adopted a puppy named Rex yesterday.")], session_id="chat",
+                                   session_time="2024-03-14T10:00:00", actor="importer")
+    assert report.facts >= 1 and session.facts >= 1
+    for sid, actor in (("standup", "standup-bot"), ("chat", "importer")):
+        entries = mem.list(filters={"session_id": sid}).results
+        assert {e.kind for e in entries} == {"turn", "fact"}
+        for entry in entries:
+            assert [(h.event, h.actor) for h in mem.history(entry.id or "")] == [("ADD", actor)]
+    with pytest.raises(InputError, match="actor"):
+        mem.add_turn("Ana", "Another turn.", session_id="standup", actor="")

@@ -71,6 +71,8 @@ def test_mcp_tools_end_to_end(tmp_path: Path) -> None:
                                                                      "text": "I adopted a cat yesterday.",
                                                                      "timestamp": "2024-03-14T10:00:00"}))
         assert turn["facts"] >= 1
+        turn_events = call_json(await session.call_tool("memory_history", {"id": turn["id"]}))["events"]
+        assert [(e["event"], e["actor"]) for e in turn_events] == [("ADD", "mcp")]
         listed = call_json(await session.call_tool("memory_list", {"limit": 2}))
         assert len(listed["results"]) == 2 and listed["next_cursor"]
         # Scope: Bob's id does not exist here; errors come back as tool errors with Engram's message.

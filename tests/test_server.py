@@ -224,6 +224,17 @@ def test_a_write_by_a_key_is_recorded_as_that_key(server: Running) -> None:
         assert [e["actor"] for e in events] == ["key:ci-bot", f"key:{record.id}", "release-script"]
         other.delete(f"/v1/memories/{added['id']}")
         assert bot.get(f"/v1/memories/{added['id']}/history").json()[-1]["actor"] == f"key:{record.id}"
+        # Turns too (they were recorded as no one), with the facts drawn from them; a named actor wins.
+        said = other.post("/v1/conversations/team%2Fstandup/turns",
+                          json={"turns": [{"speaker": "Ana", "text": "I moved the deploy to Friday."}]}).json()
+        assert said["facts"] >= 1
+        fact_ids = [e["id"] for e in bot.get("/v1/memories", params={"filter": "session_id=team/standup"}).json()["results"]]
+        assert said["ids"][0] in fact_ids and len(fact_ids) == 1 + said["facts"]
+        for entry_id in fact_ids:
+            assert [e["actor"] for e in bot.get(f"/v1/memories/{entry_id}/history").json()] == [f"key:{record.id}"]
+        named = bot.post("/v1/conversations/team%2Fstandup/turns",
+                         json={"turns": [{"speaker": "Bo", "text": "Fine by me."}], "actor": "standup-bot"}).json()
+        assert bot.get(f"/v1/memories/{named['ids'][0]}/history").json()[0]["actor"] == "standup-bot"
 
 
 def test_a_server_with_keys_stays_closed_when_they_are_revoked_or_lost(server: Running) -> None:

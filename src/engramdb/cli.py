@@ -314,14 +314,15 @@ def migrate_cmd(source: str, destination: str, into_nonempty: bool, as_json: boo
 @click.option("--timestamp", default=None, help="When it was said, ISO 8601 (default: now).")
 @click.option("--turn-id", default=None, help="Id within the session (default: <session>:<next number>); an id it holds names that turn (a retry, or a correction).")
 @click.option("--extractor", type=click.Choice(EXTRACTORS), default="offline", show_default=True)
+@click.option("--actor", default=None, help="Who adds it (recorded in the history).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def add_turn(ctx: click.Context, speaker: str, text: str, session_id: str, timestamp: str | None,
-             turn_id: str | None, extractor: str, as_json: bool) -> None:
+             turn_id: str | None, extractor: str, actor: str | None, as_json: bool) -> None:
     """Append one conversation turn (and the facts extracted from it) to a session."""
     with _memory(ctx) as mem:
         report = mem.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, turn_id=turn_id,
-                              extractor=extractor).to_dict()
+                              extractor=extractor, actor=actor).to_dict()
     if as_json:
         _print_json(to_wire("turn_report", report))
     elif report["turns"] == 0:

@@ -323,6 +323,7 @@ class Memory:
         session_time: str | datetime | None = None,
         namespace: str | None = None,
         extractor: "str | Extractor | None" = "offline",
+        actor: str | None = None,
     ) -> ConversationReport:
         """Store one session of dialogue: every turn as a ``turn`` entry, plus ``fact`` entries.
 
@@ -332,13 +333,15 @@ class Memory:
         ``"offline"`` (rules, no model), ``"llm"`` or ``"none"``; each fact lists the ids of
         the turns it came from in ``derived_from``. The session is written in one transaction;
         re-adding it unchanged is a no-op, and a changed session replaces the old one.
+        ``actor`` is recorded in the history log.
         """
+        actor = self._actor(actor)
         sid, parsed, start = build_turns(turns, session_id, session_time)
         conversation = Conversation(session_id=sid, turns=parsed, session_time=start)
         report = ConversationReport(extractor=None)
         chosen = get_extractor(extractor, self.llm, self._env_llm)
         report.extractor = chosen.name if chosen else None
-        write_session(self.writer, conversation, self._scope(namespace), chosen, report)
+        write_session(self.writer, conversation, self._scope(namespace), chosen, report, actor=actor)
         return report
 
     def add_turn(
@@ -351,6 +354,7 @@ class Memory:
         turn_id: str | None = None,
         namespace: str | None = None,
         extractor: "str | Extractor | None" = "offline",
+        actor: str | None = None,
     ) -> ConversationReport:
         """Append one turn to a session (as a live agent would), with facts extracted from it.
 
@@ -368,7 +372,7 @@ class Memory:
         turn is then read again against the session as it is now (renumbered, or found to be
         a retry or a correction), for as long as the busy timeout (at least eight times).
         ``report.turn_id`` and ``report.id`` name the turn written (or found stored): its id in
-        the session and its entry id.
+        the session and its entry id. ``actor`` is recorded in the history log.
         """
         import random
         import time
@@ -378,6 +382,7 @@ class Memory:
 
         ns = self._scope(namespace)
         check_turn(speaker, text, session_id, timestamp, turn_id)  # fields named as the caller names them
+        actor = self._actor(actor)
         with self._turn_lock:  # this process's threads queue here; other processes meet the store's check
             # Each lost pass means another writer stored a turn: passes go on for the busy timeout
             # (at least TURN_ATTEMPTS), further apart each time, so no writer loses every round
@@ -386,7 +391,7 @@ class Memory:
             attempt = 0
             while True:
                 try:
-                    return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor)
+                    return self._add_turn(speaker, text, session_id, timestamp, turn_id, ns, extractor, actor)
                 except WriteConflictError:  # another writer took the turn id first: read the session again
                     attempt += 1
                     if attempt >= TURN_ATTEMPTS and time.monotonic() >= deadline:
@@ -394,7 +399,8 @@ class Memory:
                     time.sleep(random.uniform(0, min(0.25, 0.01 * 2 ** min(attempt, 5))))
 
     def _add_turn(self, speaker: str, text: str, session_id: str, timestamp: str | datetime | None,
-                  turn_id: str | None, ns: str, extractor: "str | Extractor | None") -> ConversationReport:
+                  turn_id: str | None, ns: str, extractor: "str | Extractor | None",
+                  actor: str | None) -> ConversationReport:
         from .conversation.ingest import next_turn_number
 
         earlier = self.store.get(ns, self.store.ids(ns, Filters(session_id=session_id, kinds=["turn"])))
@@ -443,7 +449,8 @@ class Memory:
                 report.turn_id, report.id = again[0].source.turn_id, again[0].id
                 return report
         context = [(turn_from_entry(latest), latest.id or "")] if latest is not None else []
-        write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context, removes=removes)
+        write_session(self.writer, conversation, ns, chosen, report, replace=False, context=context, removes=removes,
+                      actor=actor)
         report.turn_id, report.id = parsed[0].turn_id, parsed[0].to_entry(ns).id  # the entry just written
         return report
 

@@ -189,12 +189,14 @@ def check_turn(speaker: Any, text: Any, session_id: Any, timestamp: Any = None, 
 
 def write_session(writer: "Writer", conversation: Conversation, namespace: str, extractor: Extractor | None,
                   report: ConversationReport, *, replace: bool = True,
-                  context: Sequence[tuple[Turn, str]] = (), removes: Sequence[str] = ()) -> None:
+                  context: Sequence[tuple[Turn, str]] = (), removes: Sequence[str] = (),
+                  actor: str | None = None) -> None:
     """Store one session's turns and facts in one transaction (see the module docstring).
 
     ``replace=False`` appends instead (earlier turns and facts stay); ``context`` gives stored
     turns (with their entry ids) the extractor may read but that are not written again;
-    ``removes`` names entries the new ones take the place of (a corrected turn and its facts).
+    ``removes`` names entries the new ones take the place of (a corrected turn and its facts);
+    ``actor`` is recorded in the history log.
     """
     turn_entries = turn_entries_of(conversation, namespace)
     if report.llm is None:
@@ -241,7 +243,7 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
     # A turn id names one turn of its session: checked in the write's transaction, after its
     # deletes (a re-import's scope, a correction's removes), against what other writers stored.
     written, _, removed = writer.write(entries, namespace=namespace, replaces=scope, removes=[*legacy, *removes],
-                                       unique_turns=True)
+                                       unique_turns=True, actor=actor)
     report.facts += len(result.facts)
     report.written += written
     report.removed += removed

@@ -407,7 +407,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
     # A session id may hold slashes ("team/standup", as `engram add-turn` takes it): the rest of the
     # path up to /turns, sent as they are or encoded (%2F), as an entry id is.
     @app.post("/v1/conversations/{session_id:entry_id}/turns", response_model=TurnsResponse, tags=["conversations"])
-    def add_turns(session_id: str, body: TurnsRequest, ns: str = Depends(need("write"))) -> Any:
+    def add_turns(session_id: str, body: TurnsRequest, ns: str = Depends(need("write")),
+                  keyed: str | None = Depends(by_key)) -> Any:
         """Append turns to a session, in order; facts are extracted from each as by `add_turn`."""
         if len(body.turns) > limits.max_batch:
             raise InputError(f"{len(body.turns)} turns in one request; the limit is {limits.max_batch}")
@@ -417,7 +418,8 @@ def create_app(memory: Memory, keys: KeyStore, limits: Limits | None = None, *, 
             except InputError as exc:
                 raise InputError(f"turns[{i}]: {exc}") from None
         reports = [memory.add_turn(t.speaker, t.text, session_id=session_id, timestamp=t.timestamp,
-                                   turn_id=t.turn_id, namespace=ns, extractor=body.extractor)
+                                   turn_id=t.turn_id, namespace=ns, extractor=body.extractor,
+                                   actor=body.actor or keyed)
                    for t in body.turns]
         # A retry reports turns == 0 (nothing written); so would a session found unchanged.
         unchanged = sum(1 for r in reports if not r.turns or r.sessions_unchanged)

@@ -455,7 +455,7 @@ def build_server(memory: Memory, namespace: str = "default", keys: KeyStore | No
             if not value.strip():
                 raise InputError(f"{name} must be a non-empty string")
         report = memory.add_turn(speaker, text, session_id=session_id, timestamp=timestamp, turn_id=turn_id,
-                                 namespace=ns)
+                                 namespace=ns, actor="mcp")
         unchanged = 1 if not report.turns or report.sessions_unchanged else 0
         result = AddTurnResult(session_id=session_id, turn_id=report.turn_id, id=report.id,
                                turns=1 - unchanged, unchanged=unchanged,

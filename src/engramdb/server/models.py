@@ -133,6 +133,7 @@ class TurnIn(_Body):
 class TurnsRequest(_Body):
     turns: list[TurnIn]
     extractor: Literal["offline", "llm", "none"] = "offline"
+    actor: str | None = None
 
 
 class TurnsResponse(_Reply):
