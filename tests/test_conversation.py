@@ -349,6 +349,17 @@ def test_add_turn_after_a_conversation_written_at_one_time_reads_its_last_turn(m
     assert not any("vet" in f and "Paris" in f for f in facts)  # not paired with the first turn's question
 
 
+def test_a_time_said_after_a_pronoun_is_dated_in_the_fact(mem: Memory) -> None:
+    """The offline extractor restated the subject before reading the time, and 过两天 after a name
+    reads as a verb's (小王过两天…): "我过两天去上海" was stored as "小王过两天去上海", undated."""
+    mem.add_conversation([("小王", "我过两天去上海。"), ("小李", "我们再过一个月见面吧。"),
+                          ("Ann", "I'm moving in two weeks.")], session_id="s", session_time="2023-05-08T10:00:00")
+    facts = {e.text: (e.timestamp or "")[:10] for e in mem.list(filters={"kind": "fact"}).results}
+    assert facts.get("小王2023年5月10日去上海。") == "2023-05-10", facts
+    assert any(text.startswith("小李") and "2023年6月" in text and day == "2023-06-01" for text, day in facts.items()), facts
+    assert facts.get("Ann is moving in the week of 22 May 2023.") == "2023-05-22", facts
+
+
 def test_add_conversation_and_add_turn(mem: Memory) -> None:
     report = mem.add_conversation(
         [("Alice", "I started a new job at Zalando yesterday."), ("Bob", "Congrats! I'm moving to Berlin next month.")],

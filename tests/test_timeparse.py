@@ -123,6 +123,11 @@ CASES = [
     ("我过两天去北京", d(2023, 5, 10), d(2023, 5, 11)),  # 过两天 / 再过一个月: "in two days"
     ("再过一个月就毕业了", d(2023, 6, 1), d(2023, 7, 1)),
     ("过几天再说", d(2023, 5, 10), d(2023, 5, 15)),
+    # after a verb of intent, and 再过 after anything (an outside check: both were no time)
+    ("我打算过两天去上海玩", d(2023, 5, 10), d(2023, 5, 11)),
+    ("他要过两天才回来", d(2023, 5, 10), d(2023, 5, 11)),
+    ("我准备过两周搬家", d(2023, 5, 22), d(2023, 5, 29)),
+    ("什么事情再过一个月发生", d(2023, 6, 1), d(2023, 7, 1)),
     ("大后天考试", d(2023, 5, 11), d(2023, 5, 12)),  # three days on (it read 后天, two days on)
 ]
 
@@ -141,6 +146,7 @@ CASES = [
     "过了两天他才回来",
     "度过两周假期",
     "经过三天的努力",
+    "才过两天就忘了",  # "forgot after only two days"
 ])
 def test_a_count_of_units_ahead_is_no_time_when_it_is_a_duration_or_a_rate(text: str) -> None:
     assert parse_time_window(text, REF) is None, text

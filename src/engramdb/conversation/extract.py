@@ -391,6 +391,11 @@ class OfflineExtractor:
                 question = resolve_pronouns(asked[-1], _as_named(previous.speaker, False, introduced),
                                             _as_named(turn.speaker, False, introduced)) if asked else None
             for group in self._groups(turn, question, names):
+                # Times first, as said: a subject restated by name can hide what marks a time
+                # (我过两天去上海 -> 小王过两天…, where 过 after a name reads as a verb's).
+                said = group[len(_QA_MARK):] if group.startswith(_QA_MARK) else group
+                said, early = resolve_time(said, turn.timestamp)
+                group = _QA_MARK + said if group.startswith(_QA_MARK) else said
                 chinese = bool(_CJK_RE.search(group))
                 # A chat's roles are not names: "the user moved to Paris", 用户下周去北京.
                 speaker = _as_named(turn.speaker, chinese, introduced)
@@ -407,6 +412,10 @@ class OfflineExtractor:
                         text = f"{speaker}说：{text}" if chinese else f"{speaker} said: {text}"
                 text = text[:1].upper() + text[1:]  # "The user said: …"
                 text, window = resolve_time(text, turn.timestamp)
+                # The time as said, not as re-read from the restated text ("in the week of 29 May
+                # 2023" would read as that day); a question's time first, as it leads the text.
+                asked_at = resolve_time(question, turn.timestamp)[1] if group.startswith(_QA_MARK) and question else None
+                window = asked_at or early or window
                 # A question-and-answer fact comes from both turns.
                 sources = [previous, turn] if group.startswith(_QA_MARK) and previous else [turn]
                 result.facts.append(self._fact(text, window, sources, known, turn_entry_ids, namespace))

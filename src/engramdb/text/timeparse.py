@@ -156,8 +156,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"(?<![\d零一二两三四五六七八九十几半])({_COUNT_ZH})\s*({_UNIT_ZH})(前|以前|之前|后|以后|之后)"),
      "n_ago_zh"),
     # 过两天, 再过一个月 ("in two days", "in a month's time"): 过 where a clause or its subject
-    # starts, not after a verb (学过两天: "studied for two days") or in 超过 / 经过 / 度过.
-    (re.compile(rf"(?<![^\s，。！？；：、,.!?;:“”\"等我你他她它们咱就那])(?:再\s*)?过\s*({_COUNT_ZH})\s*({_UNIT_ZH})"
+    # starts or after a verb of intent (打算 / 准备 / 计划 / 要 / 想 过两天去), not after another
+    # verb (学过两天: "studied for two days") or in 超过 / 经过 / 度过; 再过 after anything
+    # (什么事情再过一个月发生).
+    (re.compile(rf"(?:再\s*|(?<![^\s，。！？；：、,.!?;:“”\"等我你他她它们咱就那算备划要想]))过\s*({_COUNT_ZH})\s*({_UNIT_ZH})"
                 r"(?![前后])"), "n_in_zh"),
     (re.compile(r"\b(the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|"
                 r"tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b"), "day_word"),
