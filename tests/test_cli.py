@@ -271,3 +271,24 @@ def test_text_in_another_encoding_is_named_where_the_user_gave_it(run, tmp_path:
     assert piped.returncode == 1
     assert piped.stderr.decode().startswith("error: stdin line 3 is not valid UTF-8 (byte 0xe9"), piped.stderr
     assert run("list", "--json").output.count('"id"') == 0  # nothing written
+
+
+def test_engram_embedder_in_the_environment_picks_a_new_stores_model_only(tmp_path: Path) -> None:
+    """$ENGRAM_EMBEDDER is what a new store is built with, in the CLI as in the library: a store
+    of another model is opened with its own (the variable used to be passed on as --embedder,
+    and a search of an e5-small store with ENGRAM_EMBEDDER=minilm was a model-mismatch error).
+    --embedder given on the command line still must match."""
+    runner = CliRunner()
+    e5_store, mini_store = str(tmp_path / "e5.db"), str(tmp_path / "mini.db")
+    assert runner.invoke(main, ["--db", mini_store, "add", "Alice likes green tea."],
+                         env={"ENGRAM_EMBEDDER": "minilm"}).exit_code == 0
+    assert runner.invoke(main, ["--db", e5_store, "--embedder", "e5-small", "add", "Alice likes green tea."]).exit_code == 0
+    stats = {db: json.loads(runner.invoke(main, ["--db", db, "stats", "--json"]).output)["embedder"]
+             for db in (e5_store, mini_store)}
+    assert "e5" in stats[e5_store] and "MiniLM" in stats[mini_store], stats
+    for db, other in ((e5_store, "minilm"), (mini_store, "e5-small")):
+        found = runner.invoke(main, ["--db", db, "search", "green tea", "--json"], env={"ENGRAM_EMBEDDER": other})
+        assert found.exit_code == 0, found.output
+        assert json.loads(found.output)["hits"][0]["text"] == "Alice likes green tea."
+    refused = runner.invoke(main, ["--db", e5_store, "--embedder", "minilm", "search", "green tea"])
+    assert refused.exit_code == 1 and "--embedder" in refused.output

@@ -73,6 +73,10 @@ def main(ctx: click.Context, db: str | None, namespace: str, embedder: str | Non
         # `--db "$STORE"` with the variable unset wrote ./engram.db wherever the script ran
         raise click.BadParameter("names no store (an empty string); leave --db out for $ENGRAM_DB or ./engram.db",
                                  param_hint="--db")
+    if ctx.get_parameter_source("embedder") == click.core.ParameterSource.ENVIRONMENT:
+        # $ENGRAM_EMBEDDER picks the model of a new store; an existing one keeps its own. Memory
+        # reads the variable so itself: passed on as --embedder, a store of another model was an error.
+        embedder = None
     ctx.obj = {"db": db or default_db_path(), "namespace": namespace, "embedder": embedder, "namespace_given": given}
 
 
