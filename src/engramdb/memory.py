@@ -628,8 +628,9 @@ class Memory:
 
     def reference_time(self, namespace: str | None = None, now: str | datetime | None = None) -> tuple[datetime, str]:
         """The time relative questions are read against, and where it came from
-        (``"given"``, ``"newest entry"`` — the namespace's latest time not after the clock —
-        or ``"clock"``)."""
+        (``"given"``, ``"newest entry"`` — the namespace's newest turn or document not after the
+        clock, facts skipped as their time is their event's; in a namespace of facts only, the
+        newest fact — or ``"clock"``)."""
         if now is not None:
             # Its own offset is kept: "yesterday" asked at 23:30 in UTC−8 is that calendar's day.
             given = checked(aware_timestamp, now, "now")
