@@ -158,7 +158,7 @@ def test_conversation_import_search_now_and_add_turn(run):
     report = json.loads(result.output)
     assert report["format"] == "openai" and report["turns"] == 3 and report["extractor"] == "offline"
     again = run("import", str(CONVERSATIONS / "openai_chat.json"))
-    assert again.exit_code == 0 and "1 sessions unchanged" in again.output
+    assert again.exit_code == 0 and "1 session unchanged" in again.output
     assert report["skipped"] == {"system": 1} and "; 1 message skipped: 1 system" in again.output
 
     # "last month" said on 8 May 2023 -> April 2023; "上周" -> 1-7 May 2023.

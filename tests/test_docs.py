@@ -79,7 +79,7 @@ def test_cli_guide_runnable_block(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert " 1. [" in out and "Alice moved to Lisbon." in out.split(" 1. [", 1)[1].splitlines()[0]
-    assert "UPDATE alice" in " ".join(out.split()) and "deleted 1 expired entries" in out
+    assert "UPDATE alice" in " ".join(out.split()) and "deleted 1 expired entry" in out
     assert "imported alice.jsonl" in out and (tmp_path / "copy.db").exists()
 
 

@@ -147,3 +147,23 @@ def test_add_conversation_and_add_turn_report_their_llm_usage(mem: Memory) -> No
     assert again.turns == 0 and again.llm == {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                                               "failures": 0, "retries": 0}
     assert mem.add_conversation([("A", "b")], session_id="s2").llm is None  # the offline extractor
+
+
+def test_cli_import_warns_of_failed_extraction_on_stderr_with_json_too(tmp_path: Path) -> None:
+    """CLI.md: extraction failures "are also printed as warnings". With --json they were not:
+    the report on stdout holds them, and stderr now says so too, as it does without --json."""
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    env = {"ENGRAM_LLM_BASE_URL": "http://127.0.0.1:9/v1", "ENGRAM_LLM_MODEL": "m", "ENGRAM_LLM_MAX_RETRIES": "0",
+           "ENGRAM_LLM_TIMEOUT": "2", "ENGRAM_EMBEDDER": "minilm"}
+    args = ["--db", str(tmp_path / "m.db"), "import", str(FIXTURES / "turns.jsonl"), "--extractor", "llm", "-q"]
+    for extra in (["--json"], []):
+        result = CliRunner().invoke(main, [*args, *extra], env=env)
+        assert result.exit_code == 0, result.output
+        assert "warning: extraction failed for s1" in result.stderr and "(kept as raw turns)" in result.stderr
+        if extra:
+            assert json.loads(result.stdout)["failures"][0]["session_id"] == "s1"
+        else:
+            assert "2 sessions, 5 turns, 0 facts" in result.stdout, result.stdout

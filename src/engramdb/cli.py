@@ -22,7 +22,7 @@ from rich.tree import Tree
 
 from . import __version__
 from .conversation import EXTRACTORS
-from .cli_text import echo, printable
+from .cli_text import counted, echo, printable
 from .errors import EngramError, InputError
 from .ingest import IMPORT_FORMATS
 from .memory import Memory, default_db_path
@@ -213,22 +213,23 @@ def import_cmd(ctx: click.Context, path: Path, fmt: str | None, extractor: str, 
         reasons = ", ".join(f"{n} {'without text (tool calls only, or empty)' if why == 'no text' else why}"
                             for why, n in skipped.items())
         echo(
-            f"imported {path} ({report['format']}): {report['sessions']} sessions, {report['turns']} turns, "
-            f"{report['facts']} facts ({report['written']} written, {report['sessions_unchanged']} sessions "
-            f"unchanged, {report['removed']} removed)"
-            + (f"; {total} message{'s' if total != 1 else ''} skipped: {reasons}" if total else "")
+            f"imported {path} ({report['format']}): {counted(report['sessions'], 'session')}, "
+            f"{counted(report['turns'], 'turn')}, {counted(report['facts'], 'fact')} ({report['written']} written, "
+            f"{counted(report['sessions_unchanged'], 'session')} unchanged, {report['removed']} removed)"
+            + (f"; {counted(total, 'message')} skipped: {reasons}" if total else "")
         )
-        for failure in report["failures"]:
-            echo(f"warning: extraction failed for {failure.get('session_id')} turns "
-                 f"{failure.get('turns')}: {failure.get('error')} (kept as raw turns)", err=True)
     else:
-        files = f"{report['files']} files, " if "files" in report else ""
+        files = f"{counted(report['files'], 'file')}, " if "files" in report else ""
         echo(
-            f"imported {path}: {files}{report['entries']} entries "
+            f"imported {path}: {files}{counted(report['entries'], 'entry')} "
             f"({report['written']} written, {report['unchanged']} unchanged, {report['removed']} removed)"
         )
-        for skipped_file in report.get("skipped_files", []):
-            echo(f"warning: skipped {skipped_file['path']}: {skipped_file['reason']}", err=True)
+    # Warnings go to stderr with --json too: the report holds them, but a script's log should show them.
+    for failure in report.get("failures", []):
+        echo(f"warning: extraction failed for {failure.get('session_id')} turns "
+             f"{failure.get('turns')}: {failure.get('error')} (kept as raw turns)", err=True)
+    for skipped_file in report.get("skipped_files", []):
+        echo(f"warning: skipped {skipped_file['path']}: {skipped_file['reason']}", err=True)
 
 
 @main.command("export")
@@ -305,8 +306,8 @@ def migrate_cmd(source: str, destination: str, into_nonempty: bool, as_json: boo
     if as_json:
         _print_json(report)
     else:
-        echo(f"migrated {report['source']} -> {report['destination']}: {report['entries']} entries in "
-             f"{len(report['namespaces'])} namespaces ({report['written']} written, {report['unchanged']} "
+        echo(f"migrated {report['source']} -> {report['destination']}: {counted(report['entries'], 'entry')} in "
+             f"{counted(len(report['namespaces']), 'namespace')} ({report['written']} written, {report['unchanged']} "
              f"unchanged, {report['replaced']} replaced), {report['history']} history events "
              f"({report['history_restored']} restored); counts verified")
 

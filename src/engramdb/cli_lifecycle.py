@@ -11,7 +11,7 @@ from typing import Any, Callable, ContextManager
 
 import click
 
-from .cli_text import echo
+from .cli_text import counted, echo
 from .memory import Memory
 from .schema import to_wire
 from .validation import json_or_text
@@ -110,7 +110,7 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
         if as_json:
             print_json({"deleted": n})
         else:
-            echo(f"deleted {n} expired entries")
+            echo(f"deleted {counted(n, 'expired entry', 'expired entries')}")
 
     @main.command()
     @click.option("--all-namespaces", is_flag=True, help="Reindex every namespace, not only the current one.")
@@ -127,5 +127,5 @@ def register(main: click.Group, open_memory: OpenMemory, print_json: Callable[[A
             print_json(report)
         else:
             echo(f"reindexed {report['reindexed']} of {report['entries']} entries in "
-                 f"{len(report['namespaces'])} namespaces ({report['skipped']} skipped: changed meanwhile "
+                 f"{counted(len(report['namespaces']), 'namespace')} ({report['skipped']} skipped: changed meanwhile "
                  "or without a vector)")

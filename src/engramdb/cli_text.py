@@ -27,3 +27,10 @@ def printable(text: str) -> str:
 def echo(message: Any = "", **kwargs: Any) -> None:
     """`click.echo` of `message` made :func:`printable`."""
     click.echo(printable(str(message)), **kwargs)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 entry``, ``2 entries``: a count with its noun in the number it takes."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {plural or (noun[:-1] + 'ies' if noun.endswith('y') and noun[-2:-1] not in 'aeiou' else noun + 's')}"
