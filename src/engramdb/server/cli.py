@@ -167,6 +167,9 @@ def _warm_in_background(memory: "Memory") -> None:
         start = time.perf_counter()
         try:
             memory.store.warm()
+            from ..text.tokenize import get_jieba
+
+            get_jieba()  # the Chinese segmenter's dictionary (~0.5 s), else the first Chinese question's
         except Exception as exc:  # noqa: BLE001 - a warm-up is best effort
             click.echo(f"warning: warming the store failed ({exc}); searches load what they need", err=True)
             return
