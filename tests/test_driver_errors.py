@@ -93,6 +93,28 @@ def test_a_damaged_file_gives_store_errors_not_driver_errors(filled: Path) -> No
     assert any(isinstance(exc, (StoreCorruptError, StoreError)) for exc in raised)
 
 
+@pytest.mark.parametrize("page_number", [1, 2])  # the schema's own pages, read when a store opens
+def test_a_store_damaged_in_its_first_pages_is_store_corrupt_when_opened(filled: Path, page_number: int) -> None:
+    """Damage on the pages the schema check reads gave a raw apsw.CorruptError from `Memory(...)`
+    (and a traceback from every CLI command); it is a StoreCorruptError like any other damage."""
+    import random
+
+    from click.testing import CliRunner
+
+    from engramdb.cli import main
+
+    data = bytearray(filled.read_bytes())
+    noise = random.Random(page_number).randbytes(4096)
+    data[4096 * page_number : 4096 * (page_number + 1)] = noise
+    filled.write_bytes(bytes(data))
+    with pytest.raises(StoreCorruptError, match="is damaged"):
+        Memory(filled)
+    result = CliRunner().invoke(main, ["--db", str(filled), "stats"])
+    assert result.exit_code == 1 and result.output.startswith("error: store ") and "damaged" in result.output, \
+        result.output
+    assert "Traceback" not in result.output
+
+
 def test_a_file_re_imported_by_two_writers_holds_one_version(tmp_path: Path) -> None:
     """The chunks a changed file no longer has are found inside the write transaction: a
     writer that read the file before another writer's import still leaves one whole version."""

@@ -16,7 +16,7 @@ from typing import Any
 import apsw
 
 from ..errors import InputError, NotAStoreError, ReadOnlyStoreError, StoreError
-from .connection import BUSY_TIMEOUT_MS, connect, inspect_file, scalar, writable, write_transaction
+from .connection import BUSY_TIMEOUT_MS, connect, driver_errors, inspect_file, scalar, writable, write_transaction
 from .base import decode_entry, refuse_newer  # noqa: F401 - decode_entry: read from here by the store's modules
 from .schema import SCHEMA_VERSION, create_or_migrate, is_current, stored_version
 
@@ -50,7 +50,8 @@ class SQLiteFile:
                 "that only read)")
         self.writer = connect(self.path, read_only=read_only, create=True, busy_timeout_ms=busy_timeout_ms)
         try:
-            self._open()
+            with driver_errors(self.path):  # a page the schema's reads need may be damaged
+                self._open()
         except BaseException:
             self.writer.close()
             if not existed:  # never leave an empty file behind a failed open
