@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from datetime import datetime
 from pathlib import Path
@@ -68,6 +69,10 @@ def _replace_line(path: Path, lineno: int, text: str) -> None:
         ("qrels/test.tsv", 2, "q1\td04", "expected 3 columns"),
         ("qrels/test.tsv", 4, "q2\td07\tvery", "is not a number"),
         ("qrels/test.tsv", 5, "q3\td08\t1.5", "not an integer grade"),
+        ("qrels/test.tsv", 5, "q3\td08\tnan", "not a finite number"),  # was a raw ValueError
+        # text the store cannot hold names its line, not "item 10" of the indexing (an outside check)
+        ("corpus.jsonl", 3, '{"_id": "d03", "text": "a \\u0000 b"}', "contains a NUL character"),
+        ("queries.jsonl", 2, '{"_id": "q2", "text": "a \\ud800 b"}', "lone surrogate"),
     ],
 )
 def test_load_beir_errors_name_file_line_and_reason(
@@ -81,6 +86,28 @@ def test_load_beir_errors_name_file_line_and_reason(
     assert message.startswith(f"{root / file}:{lineno}: ")
     assert reason in message
     assert info.value.line == lineno
+
+
+def test_bad_encodings_name_their_file_and_line_and_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    """A Latin-1 byte in corpus.jsonl gave "'utf-8' codec can't decode byte 0xe9 in position
+    912", with no file or line; a UTF-8 byte-order mark was "invalid JSON" (engram import skips it)."""
+    root = _beir_copy(tmp_path)
+    corpus = root / "corpus.jsonl"
+    lines = corpus.read_bytes().splitlines(keepends=True)
+    corpus.write_bytes(b"\xef\xbb\xbf" + b"".join(lines))  # as Windows Notepad saves it
+    (root / "qrels" / "test.tsv").write_bytes(b"\xef\xbb\xbf" + (root / "qrels" / "test.tsv").read_bytes())
+    assert len(load_beir(root).corpus) == len(lines)
+    corpus.write_bytes(b"".join(lines[:3]) + b'{"_id": "x", "text": "Caf\xe9"}\n' + b"".join(lines[3:]))
+    with pytest.raises(EvalDataError, match=rf"^{re.escape(str(corpus))}:4: not UTF-8 text"):
+        load_beir(root)
+    corpus.write_bytes(b"".join(lines))
+    queries = root / "queries.jsonl"
+    queries.write_bytes(queries.read_text(encoding="utf-8").encode("utf-16"))
+    with pytest.raises(EvalDataError, match=rf"^{re.escape(str(queries))}:1: not UTF-8 text"):
+        load_beir(root)
+    queries.write_text("\n", encoding="utf-8")
+    with pytest.raises(EvalDataError, match=rf"^{re.escape(str(queries))}: no queries"):
+        load_beir(root)
 
 
 def test_documents_may_carry_a_time_and_queries_the_time_they_are_asked(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -19,7 +20,8 @@ from ..conversation.locomo import (  # the one LoCoMo parser, shared with `engra
     normalize_evidence, parse_locomo_datetime,
 )
 from ..errors import DataFileError as EvalDataError
-from ..validation import aware_timestamp
+from ..jsonfile import BOM
+from ..validation import aware_timestamp, check_unicode
 
 __all__ = [
     "EvalDataError",
@@ -81,24 +83,41 @@ class BeirDataset:
         return {d: g for d, g in self.qrels.get(query_id, {}).items() if g > 0}
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line; raise EvalDataError on bad JSON."""
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, decoded one by one so bad UTF-8 names its line; a
+    UTF-8 byte-order mark at the start is skipped (as `engram import` does)."""
     try:
-        handle = path.open("r", encoding="utf-8")
+        handle = path.open("rb")
     except FileNotFoundError:
         raise EvalDataError(path, "file not found") from None
+    except OSError as exc:
+        raise EvalDataError(path, f"cannot be read ({exc.strerror or exc})") from None
     with handle:
         for lineno, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
             try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise EvalDataError(path, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})",
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise EvalDataError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)",
                                     line=lineno) from None
-            if not isinstance(obj, dict):
-                raise EvalDataError(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
-            yield lineno, obj
+            yield lineno, line.removeprefix(BOM) if lineno == 1 else line
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line; raise EvalDataError on bad JSON."""
+    for lineno, raw in _lines(path):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise EvalDataError(path, f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})",
+                                line=lineno) from None
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit integer; nesting too deep
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
+            raise EvalDataError(path, f"invalid JSON ({reason})", line=lineno) from None
+        if not isinstance(obj, dict):
+            raise EvalDataError(path, f"expected a JSON object, got {type(obj).__name__}", line=lineno)
+        yield lineno, obj
 
 
 def _required_id(obj: dict[str, Any], path: Path, lineno: int) -> str:
@@ -118,7 +137,10 @@ def _optional_str(obj: dict[str, Any], name: str, path: Path, lineno: int, requi
     value = obj[name]
     if not isinstance(value, str):
         raise EvalDataError(path, f"field '{name}' must be a string, got {type(value).__name__}", line=lineno)
-    return value
+    try:
+        return check_unicode(value, f"field '{name}'")  # as the store would refuse it, but naming the line
+    except ValueError as exc:
+        raise EvalDataError(path, str(exc), line=lineno) from None
 
 
 def _load_corpus(path: Path) -> dict[str, BeirDoc]:
@@ -168,18 +190,16 @@ def _load_queries(path: Path, now: dict[str, str] | None = None) -> dict[str, st
         asked_at = _optional_time(obj, "now", path, lineno)
         if asked_at and now is not None:
             now[qid] = asked_at
+    if not queries:
+        raise EvalDataError(path, "no queries (the file holds no JSON lines)")
     return queries
 
 
 def _load_qrels(path: Path) -> dict[str, dict[str, int]]:
     """Read a BEIR qrels TSV (``query-id<TAB>corpus-id<TAB>score``; header optional)."""
-    try:
-        handle = path.open("r", encoding="utf-8", newline="")
-    except FileNotFoundError:
-        raise EvalDataError(path, "file not found") from None
     qrels: dict[str, dict[str, int]] = {}
-    with handle:
-        for lineno, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+    for lineno, line in _lines(path):
+        for row in csv.reader([line], delimiter="\t"):
             if not row or all(not cell.strip() for cell in row):
                 continue
             if len(row) == 1:  # tolerate space-separated files
@@ -195,6 +215,8 @@ def _load_qrels(path: Path) -> dict[str, dict[str, int]]:
                 score_f = float(score_text)
             except ValueError:
                 raise EvalDataError(path, f"score {score_text!r} is not a number", line=lineno) from None
+            if not math.isfinite(score_f):
+                raise EvalDataError(path, f"score {score_text!r} is not a finite number", line=lineno)
             if score_f != int(score_f):
                 raise EvalDataError(path, f"score {score_text!r} is not an integer grade", line=lineno)
             qrels.setdefault(qid, {})[did] = int(score_f)
