@@ -232,6 +232,24 @@ def test_a_plot_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path)
     assert "|" not in res.output and not (tmp_path / "out.txt").exists()  # nothing ran
 
 
+def test_a_missing_matplotlib_or_an_unusable_cache_folder_is_refused_before_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both were found only after the whole evaluation had run (an outside check): --plot without
+    matplotlib failed at the end, and a --cache-dir that cannot be made printed "[Errno 2] …"."""
+    import sys
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    res = CliRunner().invoke(eval_cmd, ["beir", str(BEIR), "--preset", "lexical", "--cache-dir", str(blocked / "sub"),
+                                        "--quiet"])
+    assert res.exit_code == 1 and res.output.startswith(f"error: --cache-dir {blocked / 'sub'}: cannot be used"), res.output
+    assert "|" not in res.output and "--no-cache" in res.output
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    res = CliRunner().invoke(eval_cmd, ["beir", str(BEIR), "--preset", "lexical", "--plot", str(tmp_path / "out.png"),
+                                        "--quiet", "--no-cache"])
+    assert res.exit_code == 1 and "plotting needs matplotlib" in res.output and "|" not in res.output, res.output
+
+
 def test_judgements_the_data_cannot_match_are_reported(tmp_path: Path) -> None:
     import shutil
 

@@ -88,6 +88,12 @@ def _run(kind: str, target: Path, opts: dict[str, Any]) -> None:
         except ValueError as exc:
             raise _Failed(str(exc)) from None
     cache_dir = None if opts["no_cache"] else (opts["cache_dir"] or default_cache_dir())
+    if cache_dir is not None:
+        try:  # before the run: a folder that cannot be made was a raw "[Errno 2] …" line after indexing began
+            Path(cache_dir).expanduser().mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _Failed(f"--cache-dir {cache_dir}: cannot be used ({exc.strerror or exc}); give another folder, "
+                          "or --no-cache") from None
     runner = run_beir if kind == "beir" else run_locomo
     extra: dict[str, Any] = {}
     if kind == "locomo":

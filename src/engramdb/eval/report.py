@@ -125,6 +125,11 @@ PLOT_FORMATS = ("png", "svg", "pdf", "jpg", "jpeg", "webp", "eps", "ps", "tif", 
 def check_plot_path(out: str | Path) -> None:
     """Raise ValueError unless `out` ends in an image format a chart can be written as — before
     an evaluation runs, not after it."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ValueError(f"--plot {out}: plotting needs matplotlib, which is not installed: "
+                         "pip install matplotlib (in a clone: pip install -e '.[eval]')")
     suffix = Path(out).suffix.lower().lstrip(".")
     if suffix not in PLOT_FORMATS:
         raise ValueError(f"--plot {out}: name an image file ({', '.join('.' + f for f in PLOT_FORMATS)}), "
@@ -143,7 +148,7 @@ def plot_result(result: dict[str, Any], out: str | Path) -> Path:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise RuntimeError(
-            "plotting needs matplotlib: pip install 'engramdb[eval]' (or pip install matplotlib)"
+            "plotting needs matplotlib: pip install matplotlib (in a clone: pip install -e '.[eval]')"
         ) from exc
 
     check_plot_path(out)
