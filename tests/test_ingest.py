@@ -41,6 +41,23 @@ def test_a_word_of_any_length_is_cut_into_chunks(tmp_path: Path, mem: Memory):
     assert [c.text for c in chunk_markdown(f"See {url} for more.")] == [f"See {url} for more."]
 
 
+def test_a_heading_with_nothing_under_it_is_a_note_of_its_own(tmp_path: Path, mem: Memory) -> None:
+    """A note that is only a heading was dropped without a word (files 2, entries 1): a heading
+    with no text and no heading under it is a chunk of its heading path; a parent heading is not."""
+    assert [(c.text, c.heading_path) for c in chunk_markdown(
+        "# Tasks\n## Call the dentist\n## Renew passport\n\n# Done\nPaid the rent.\n")] == [
+        ("", ["Tasks", "Call the dentist"]), ("", ["Tasks", "Renew passport"]), ("Paid the rent.", ["Done"])]
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "only.md").write_text("# Dentist appointment Friday 3pm\n", encoding="utf-8")
+    (folder / "other.md").write_text("# Shopping\n\nMilk and eggs.\n", encoding="utf-8")
+    report = mem.import_path(folder)
+    assert report["files"] == 2 and report["entries"] == 2
+    hit = mem.search("dentist", k=1)[0]
+    assert hit.text == "Dentist appointment Friday 3pm" and hit.entry.source.path == "only.md"
+    assert mem.import_path(folder)["written"] == 0
+
+
 def test_notes_import_is_incremental(tmp_path: Path, mem: Memory):
     folder = tmp_path / "notes"
     shutil.copytree(NOTES, folder)

@@ -109,9 +109,19 @@ def chunk_markdown(text: str, max_size: int = 160) -> list[Chunk]:
 
     block: list[str] = []
     fence: str | None = None  # the open fence's marker, while inside a code block
+    # Whether anything (text, or a heading under it) followed the latest heading: a heading with
+    # nothing under it is a note of its own ("# Dentist appointment Friday 3pm", a list of tasks
+    # written as headings), kept as a chunk of its heading path alone.
+    bare = False
+
+    def close_bare(level: int) -> None:
+        if bare and path and level <= path[-1][0]:
+            chunks.append(Chunk("", [title for _, title in path]))
+
     for line in _without_front_matter(text.splitlines()):
         opening = _FENCE.match(line)
         if fence is not None:
+            bare = False
             block.append(line.rstrip())
             # A closing fence: the same character, at least as long, nothing after it.
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
@@ -120,6 +130,7 @@ def chunk_markdown(text: str, max_size: int = 160) -> list[Chunk]:
             continue
         if opening:
             fence = opening.group(1)
+            bare = False
             block.append(line.rstrip())
             continue
         match = _HEADING.match(line)
@@ -129,14 +140,18 @@ def chunk_markdown(text: str, max_size: int = 160) -> list[Chunk]:
                 block = []
             flush()
             level = len(match.group(1))
+            close_bare(level)
             path = [(lvl, title) for lvl, title in path if lvl < level] + [(level, match.group(2))]
+            bare = True
         elif not line.strip():
             if block:
                 paragraphs.append("\n".join(block).strip())
                 block = []
         else:
+            bare = False
             block.append(line.rstrip())
     if block:
         paragraphs.append("\n".join(block).strip())
     flush()
-    return [c for c in chunks if c.text.strip()]
+    close_bare(0)
+    return [c for c in chunks if c.text.strip() or c.heading_path]
