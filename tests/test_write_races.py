@@ -225,3 +225,27 @@ def test_processes_appending_to_one_session_give_every_turn_its_own_id(mem: Memo
     turns = _session_turns(mem, "live")
     assert all(len(texts) == 1 for texts in turns.values()), turns
     assert sorted(turns) == sorted(f"live:{n}" for n in range(1, 2 + writers * count))
+
+
+def test_a_session_another_import_stored_first_is_reported_unchanged(tmp_path: Path) -> None:
+    """Two imports of one chat file at once: the second found the session new, extracted it,
+    and its write found every entry stored by the first, yet it reported `written: 0` beside
+    `facts: 267` (an outside check). The race is replayed here by letting the second writer's
+    check see the session as new after the first has stored it."""
+    from engramdb import Memory
+
+    turns = [("Ann", "I adopted a puppy named Rex yesterday."), ("Bo", "Congratulations! What breed?"),
+             ("Ann", "A beagle. We walked to the lake.")]
+    path = tmp_path / "race.db"
+    with Memory(path, embedder="minilm") as first, Memory(path) as second:
+        done = first.add_conversation(turns, session_id="s1", session_time="2024-03-14T10:00:00")
+        assert done.facts >= 1 and done.written == done.turns + done.facts
+        store = second.writer.store
+        real = store.classify
+        store.classify = lambda entries: (list(entries), [], [])  # type: ignore[method-assign]
+        try:
+            late = second.add_conversation(turns, session_id="s1", session_time="2024-03-14T10:00:00")
+        finally:
+            store.classify = real  # type: ignore[method-assign]
+        assert (late.written, late.facts, late.sessions_unchanged, late.removed) == (0, 0, 1, 0)
+        assert second.count() == done.written

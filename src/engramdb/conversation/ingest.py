@@ -244,6 +244,11 @@ def write_session(writer: "Writer", conversation: Conversation, namespace: str, 
     # deletes (a re-import's scope, a correction's removes), against what other writers stored.
     written, _, removed = writer.write(entries, namespace=namespace, replaces=scope, removes=[*legacy, *removes],
                                        unique_turns=True, actor=actor)
+    if not written and not removed:
+        # Another writer stored this very session between the check above and this write (two
+        # imports of one file at once): nothing was written here, and the report says so.
+        report.sessions_unchanged += 1
+        return
     report.facts += len(result.facts)
     report.written += written
     report.removed += removed
