@@ -232,8 +232,6 @@ def test_a_session_another_import_stored_first_is_reported_unchanged(tmp_path: P
     and its write found every entry stored by the first, yet it reported `written: 0` beside
     `facts: 267` (an outside check). The race is replayed here by letting the second writer's
     check see the session as new after the first has stored it."""
-    from engramdb import Memory
-
     turns = [("Ann", "I adopted a puppy named Rex yesterday."), ("Bo", "Congratulations! What breed?"),
              ("Ann", "A beagle. We walked to the lake.")]
     path = tmp_path / "race.db"
