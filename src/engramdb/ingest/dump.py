@@ -12,8 +12,9 @@ not restored in part as if it were whole; a version-1 dump, written before the e
 is read without one. Vectors are not written: the importing store embeds
 the texts again with the model the header names (or its own), so a dump stays small and
 portable. Export streams from one read snapshot; import validates the whole file first, then
-writes batches of 256 entries (one transaction each) and the history, skipping what is
-already there, so a re-run after a crash completes and a second import adds nothing.
+writes the history (so what the restore logs comes after it) and batches of 256 entries (one
+transaction each), skipping what is already there, so a re-run after a crash completes and a
+second import adds nothing.
 """
 
 from __future__ import annotations
