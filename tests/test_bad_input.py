@@ -214,6 +214,15 @@ def test_bad_namespaces_and_ids_are_input_errors(mem: Memory) -> None:
     with pytest.raises(InputError, match="add takes a string, an Entry, a dict or a list of them, not NoneType"):
         mem.add(None)  # type: ignore[arg-type]
     assert mem.count(all_namespaces=True) == 0
+    # A bidi override makes a name read as another in every list ("rtl\u202ens" shows as "rtlsn"),
+    # and a C1 control is a control character too (an outside check saw both accepted).
+    for bad in ("rtl\u202ens", "iso\u2067late", "c1\x85ctl"):
+        with pytest.raises(InputError, match="control characters"):
+            mem.add(["x"], namespace=bad)
+        with pytest.raises(InputError, match="control characters"):
+            mem.add([{"text": "x", "id": bad}])
+    assert mem.count(all_namespaces=True) == 0
+    assert mem.add(["x"], namespace="עברית ו-English")  # right-to-left text itself is a name like any
 
 
 def test_a_bad_turn_in_a_later_session_writes_no_session(mem: Memory, tmp_path: Path) -> None:

@@ -67,6 +67,10 @@ def check_optional_str(value: Any, what: str) -> str | None:
     return check_str(value, what)
 
 
+#: Unicode's explicit bidirectional embeddings, overrides and isolates.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def check_name(value: Any, what: str) -> str:
     """An id or a namespace: a non-empty string of at most `MAX_ID_CHARS`, no control characters."""
     text = check_str(value, what)
@@ -74,8 +78,11 @@ def check_name(value: Any, what: str) -> str:
         raise ValueError(f"{what} must not be empty")
     if len(text) > MAX_ID_CHARS:
         raise ValueError(f"{what} is {len(text)} characters long; the limit is {MAX_ID_CHARS}")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in text):
         raise ValueError(f"{what} must not contain control characters")
+    if any(ch in _BIDI_CONTROLS for ch in text):
+        # They reorder how the name is shown ("rtl\u202ens" lists as "rtlsn"): a name that reads as another
+        raise ValueError(f"{what} must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069)")
     if "namespace" in what and text != text.strip():
         # " pad " was a namespace apart from "pad" (an all-spaces one was refused): a slip, not a name
         raise ValueError(f"{what} {text!r:.60} has spaces at its ends; give {text.strip()!r:.60}")
