@@ -384,6 +384,7 @@ def test_bytes_are_named_not_iterated(mem: Memory, data: object) -> None:
     ("2024-02-10T25:00", "has no such time of day"),
     ("last tuesday", "is not ISO 8601"),
     ("10000-01-01", "'10000-01-01' has year 10000, out of range (years 1 to 9999)"),
+    ("２０２４-０３-１４", "has digits other than 0-9"),  # it said "has no such time of day"
 ])
 def test_timestamp_messages_say_what_is_wrong(mem: Memory, stamp: str, message: str) -> None:
     with pytest.raises(InputError, match=f"item 0: timestamp .*{message.replace('(', '.').replace(')', '.')}"):

@@ -179,6 +179,8 @@ _CLOCK = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d{1,6})?)?")
 def _why_not_a_time(text: str) -> str:
     """Why ``text`` is no time ``datetime.fromisoformat`` reads: a date that does not exist, a year or month
     alone (a period, not a time: which instant was meant is the caller's to say), or not ISO 8601 at all."""
+    if any(ch.isdigit() and not ch.isascii() for ch in text):  # ２０２４-０３-１４ (a CJK input method's digits)
+        return "has digits other than 0-9 (full-width or another script's): write them as 0-9, e.g. 2023-05-08"
     if (year := _LONG_YEAR.match(text)) is not None:  # 10000-01-01: ISO's form, past datetime's years
         return f"has year {year[1]}, out of range (years 1 to 9999)"
     if (period := _YEAR_MONTH.fullmatch(text)) is not None:
