@@ -67,6 +67,10 @@ PRONOUNS = [
     ("I love my kids and your painting.", "Caroline loves Caroline's kids and Melanie's painting."),
     ("You were great and we have fun.", "Melanie was great and Caroline and others have fun."),
     ("我上周跟你的朋友去了黄山。", "Caroline上周跟Melanie的朋友去了黄山。"),
+    # a greeting is not a person (你好 read "Melanie好"), but 你好像 is "you seem"
+    ("你好！我上周去了黄山。", "你好！Caroline上周去了黄山。"),
+    ("您好，你的快递到了。", "您好，Melanie的快递到了。"),
+    ("你好像很累。", "Melanie好像很累。"),
     # a question's inverted verb agrees with the name, but not with "you and ..." (plural)
     ("Are you going back in 2025?", "Is Melanie going back in 2025?"),
     ("Do you have a dog? Why don't you come?", "Does Melanie have a dog? Why doesn't Melanie come?"),

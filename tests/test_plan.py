@@ -45,6 +45,13 @@ PLANS = [
     ("上周小王在杭州跟谁聊了产品 XYZ？", "temporal", ["小王"], ["产品 xyz"], "杭州", "2023-05-15", "2023-05-22", None),
     ("小王去年夏天去了哪些地方？", "enumeration", ["小王"], [], None, "2022-06-01", "2022-09-01", "小王 地方"),
     ("小王什么时候去的杭州？", "temporal", ["小王"], [], "杭州", None, None, None),
+    # "when" inside a sentence is a conjunction, not a question about a time (an outside check:
+    # the dated channel then ranked an assistant's "I'll keep that in mind" first)
+    ("What should I keep in mind when suggesting recipes for Caroline?", "lookup", ["caroline"], [], None, None,
+     None, None),
+    ("How did Melanie feel when she painted the sunrise?", "lookup", ["melanie"], [], None, None, None, None),
+    ("Can you tell me when is Melanie's show?", "temporal", ["melanie"], [], None, None, None, None),
+    ("When Caroline has lost her job?", "temporal", ["caroline"], [], None, None, None, None),
     ("2023年5月小王和Melanie谁更忙？", "comparison", ["小王", "melanie"], [], None, "2023-05-01", "2023-06-01", None),
 ]
 

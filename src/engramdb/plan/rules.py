@@ -34,7 +34,13 @@ _INTENT_CUES: list[tuple[str, re.Pattern[str]]] = [
     ("enumeration", re.compile(r"\b(?:how many|how much|how often|list|all the|every|what (?:activities|kinds?|"
                                r"types?|things|events|books|places|hobbies|items)|which (?:\w+ )?(?:have|has|did)|"
                                r"name (?:all|some)|count)\b|哪些|多少|几个|几次|所有|列出|有几")),
-    ("temporal", re.compile(r"\b(?:when|what (?:time|date|day|year|month)|which (?:day|year|month|date)|how long|"
+    # "when" asks for a time where a question or clause starts with it ("When did…", "…? When
+    # Evan get back…") or an auxiliary follows it ("tell me when did…"); inside a sentence it is
+    # a conjunction ("What should I keep in mind when suggesting recipes?", "How did Joanna feel
+    # when someone wrote her?": 37 of LoCoMo's questions, none asking for a time).
+    ("temporal", re.compile(r"(?:^|[.?!;:\n]\s*)when\b|\bwhen\s+(?:did|do|does|is|was|were|will|are|am|have|has|had|"
+                            r"would|should|can|could|shall|might|may|must)\b|"
+                            r"\b(?:what (?:time|date|day|year|month)|which (?:day|year|month|date)|how long|"
                             r"since when|until when|how long ago)\b|什么时候|何时|哪天|哪一天|几号|哪年|哪一年|多久|多长时间")),
     ("preference", re.compile(r"\b(?:favou?rite|prefers?|preferred|likes?|loves?|enjoys?|fan of|hates?|"
                               r"dislikes?)\b|喜欢|偏好|最爱|爱好|讨厌")),
