@@ -638,6 +638,24 @@ def test_a_turn_id_names_one_turn_of_its_session(mem: Memory, tmp_path: Path) ->
     assert mem.count(filters={"session_id": "c1"}) == 0 and mem.count(filters={"session_id": "s3"}) == 0
 
 
+def test_leaving_or_putting_off_a_chat_is_no_fact(mem: Memory) -> None:
+    """"Haha okay, back to work." and "Maybe later." were stored as facts ("The user said: …"), and
+    "work" then brought them first for "Where do I work now?" (an outside check); a sentence
+    that says more than the closing stays a fact."""
+    from engramdb.conversation.extract import is_small_talk
+
+    closings = ["Haha okay, back to work.", "Maybe later.", "Gotta run, talk later!", "See you tomorrow!",
+                "Take care and have a good one!"]
+    kept = ["I'm going back to work after my surgery next week.", "I hurt my back at work yesterday.",
+            "See you at the concert in Berlin on Friday!"]
+    assert all(is_small_talk(text) for text in closings) and not any(is_small_talk(text) for text in kept)
+    report = mem.add_conversation([("user", text) for text in closings + kept], session_id="s",
+                                  session_time="2025-05-01T10:00:00")
+    facts = [e.text for e in mem.list(filters={"kind": "fact"}).results]
+    assert report.facts == len(facts) == len(kept), facts
+    assert any("surgery" in f for f in facts) and any("back at work" in f for f in facts) and any("concert" in f for f in facts)
+
+
 def test_small_talk_turns_do_not_fill_a_time_window(mem: Memory) -> None:
     """Inside "last weekend" every turn gets the window's boost; "👍" and "haha yes" answer no
     question, so what was done that weekend ranks above them."""

@@ -153,7 +153,21 @@ def _without_trailing_filler(text: str) -> str:
 
 
 def _content_terms(sentence: str) -> list[str]:
-    return [t for t in query_terms(sentence) if t not in _SMALL_TALK]
+    return [t for t in query_terms(_CLOSINGS.sub(" ", sentence)) if t not in _SMALL_TALK]
+
+
+# The ways a chat is left or put off, whose words alone would count as content ("Haha okay, back
+# to work." and "Maybe later." were stored as facts, and "work" then found them for "Where do I
+# work?"); the rest of a sentence that holds one still counts ("back to work after my surgery").
+_CLOSINGS = re.compile(
+    r"\b(?:(?:get(?:ting)?|go(?:ing)?|head(?:ing)?)\s+)?back\s+to\s+work\b(?!\s+(?:after|on|at|in|next|from|since|full))"
+    r"|\b(?:gotta|got\s+to|have\s+to|need\s+to|must)\s+(?:go|run|dash|head\s+(?:off|out))\b"
+    r"|\b(?:maybe|perhaps)\s+(?:later|another\s+time|next\s+time)\b"
+    r"|\b(?:see|catch|talk\s+to|speak\s+to)\s+you\s*(?:later|soon|tomorrow|around)?\b"
+    r"(?!\s*(?:on|at|in|next|this|for|when|after|before)\b)"  # "see you on 10 November at the café" says a plan
+    r"|\btalk\s+(?:later|soon|tomorrow)\b|\btake\s+care\b(?!\s+of\b)"
+    r"|\bhave\s+a\s+(?:good|great|nice|lovely)\s+(?:one|day|night|evening|weekend)\b",
+    re.IGNORECASE)
 
 
 # Words of small talk that can also say what happened ("the talk was great", "we met at the
@@ -175,7 +189,7 @@ def is_small_talk(text: str, speaker: str | None = None) -> bool:
     text = text.strip()
     if len(text) + 2 * len(_CJK_RE.findall(text)) > SMALL_TALK_MAX_CHARS:
         return False
-    return not [t for t in query_terms(text) if t not in _SMALL_TALK or t in _EVENT_WORDS]
+    return not [t for t in query_terms(_CLOSINGS.sub(" ", text)) if t not in _SMALL_TALK or t in _EVENT_WORDS]
 
 
 def _names(text: str, known: set[str]) -> tuple[list[str], list[str], str | None]:
