@@ -23,6 +23,8 @@ from engramdb.text.change import says_change, says_plan
     "重置了路由器，无线网密码改成了 qwer8888。",
     "把朗逸卖了，换了一辆比亚迪电动车。",
     "咖啡不喝了，改喝茶。",
+    "Big week — my first week working at Datadog has been intense.",  # the first days somewhere new
+    "First day at the new school went fine.",
 ])
 def test_updates_say_that_something_changed(text: str) -> None:
     assert says_change(text)
@@ -39,6 +41,7 @@ def test_updates_say_that_something_changed(text: str) -> None:
     "爸妈还住在成都的老房子里，不愿意搬。",
     "明天下午三点开项目会。",
     "今天看了新闻。",  # 新 inside 新闻 is no "new"
+    "It was the first day of spring.",
 ])
 def test_notes_on_the_same_topic_do_not(text: str) -> None:
     assert not says_change(text)
@@ -58,6 +61,7 @@ def test_only_the_words_just_before_a_cue_can_deny_it() -> None:
     ("想搬去杭州。", True),
     ("Moved to Bristol last week.", False),
     ("换了新工作，去了腾讯。", False),
+    ("I'm trying to cut down on carbs this summer.", True),  # an effort, not yet a change
 ])
 def test_a_plan_is_no_change_yet(text: str, plan: bool) -> None:
     assert says_plan(text) is plan

@@ -442,3 +442,27 @@ def test_change_tier_is_a_number_from_0_to_10() -> None:
     assert load_preset("default").recency.change_tier == 2.0
     with pytest.raises(InputError, match="recency.change_tier must be a number from 0 to 10"):
         load_preset({"extends": "default", "recency": {"tier": 1.0, "change_tier": 11}})
+
+
+def test_small_talk_and_the_assistant_neither_answer_nor_lift_a_question_about_now(mem: Memory) -> None:
+    """An outside check's chat: "Haha okay, back to work." (said in both sessions) matched "Where
+    do I work now?" by its one word; recency took its later copy for what became of it, and the
+    neighbours stage lifted the assistant's "Congrats on the new job!" and "Good luck with the
+    launch!" above every statement. Small talk is no statement that changes, the assistant's turn
+    is not the user's state, and neither lifts its neighbours."""
+    mem.add_conversation([("user", "Work is busy, I'm a backend engineer at Stripe on the payments team."),
+                          ("assistant", "Good luck with the launch!"), ("user", "Haha okay, back to work."),
+                          ("assistant", "Good luck!")], session_id="s1", session_time="2025-01-06T19:00:00")
+    mem.add_conversation([("user", "Big week — my first week working at Datadog has been intense, lots of onboarding."),
+                          ("assistant", "Congrats on the new job!"), ("user", "Haha okay, back to work."),
+                          ("assistant", "Good luck!")], session_id="s2", session_time="2025-03-10T18:00:00")
+    result = mem.search("Where do I work now?", k=5, explain=True)
+    stages = {s["stage"]: s for s in result.trace["stages"]}
+    assert stages["neighbours"].get("small_talk", 0) >= 2
+    moved = {m["id"] for m in stages["recency"].get("moved", [])}
+    texts = {h.entry.id: h.entry.text for h in result.hits}
+    assert all("back to work" not in texts.get(i, "") for i in moved), (moved, texts)
+    speakers = [h.entry.source.speaker for h in result.hits[:4]]
+    assert "assistant" not in speakers, [(h.entry.source.speaker, h.entry.text) for h in result.hits]
+    statements = [h.entry.text for h in result.hits if "Stripe" in h.entry.text or "Datadog" in h.entry.text]
+    assert len(statements) >= 2

@@ -21,6 +21,11 @@ several, its score combines every lift and the strongest lifter is shown). A tur
 the `top` that a better one lifted lifts its own neighbours from its lifted score, so a very
 strong turn reaches two turns away (measured: LoCoMo turns R@10 0.691 without that chaining,
 0.697 with it). Measured in docs/BENCHMARKS.md ("Conversation evidence windows").
+
+A turn of small talk lifts nothing (`conversation.extract.is_small_talk`: "Haha okay, back to
+work." matched "Where do I work now?" by its one word, and lifted the assistant's replies around
+it above the answer); it is scaled down later (`group`'s ``small_talk``), but would have lent
+its neighbours its score first.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from ..conversation.extract import is_small_talk
 from ..model import Candidate, ChannelScore
+from .context import Fetch, attach_entries
 from .fuse import ordered
 
 if TYPE_CHECKING:
@@ -59,8 +66,8 @@ class NeighboursStage:
 
     name = "neighbours"
 
-    def __init__(self, conf: NeighboursConfig, turn_neighbours: TurnNeighbours) -> None:
-        self.conf, self.turn_neighbours = conf, turn_neighbours
+    def __init__(self, conf: NeighboursConfig, turn_neighbours: TurnNeighbours, fetch: Fetch | None = None) -> None:
+        self.conf, self.turn_neighbours, self.fetch = conf, turn_neighbours, fetch
 
     def __call__(self, ctx: "SearchContext", candidates: list[Candidate], rec: dict[str, Any]) -> list[Candidate]:
         conf = self.conf
@@ -69,6 +76,12 @@ class NeighboursStage:
             return candidates
         lift = float(conf.lift or 0.0)
         top = [c for c in candidates[: conf.top] if c.score > 0]  # a lift of a negative score means nothing
+        if self.fetch is not None:
+            chatter = {c.rowid for c in attach_entries(self.fetch, top) if c.entry is not None
+                       and c.entry.kind == "turn" and is_small_talk(c.entry.text, c.entry.source.speaker)}
+            if chatter:
+                top = [c for c in top if c.rowid not in chatter]
+                rec["small_talk"] = len(chatter)
         around = self.turn_neighbours([c.rowid for c in top], conf.span, ctx.namespace, ctx.filters)
         if not any(around.values()):
             rec["skipped"] = "no conversation turns (with neighbours) among the best candidates"

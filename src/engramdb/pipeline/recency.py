@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..conversation.extract import AGENT_ROLES, is_small_talk
 from ..model import Candidate, ChannelScore
 from ..text.change import says_change, says_plan
 from ..text.tokenize import STOPWORDS_EN
@@ -148,7 +149,10 @@ class RecencyStage:
             return (conf.change_tier is not None and gap(c) <= conf.change_tier and c.entry is not None
                     and says_change(c.entry.text))
 
-        timed = [c for c in pool if times[c.rowid] is not None]
+        # A turn of small talk states nothing that could change ("Haha okay, back to work." said in
+        # two sessions is no update of itself), and an assistant's turn is not the user's state
+        # ("Congrats on the new job!" is not where I work): neither is checked nor stands in.
+        timed = [c for c in pool if times[c.rowid] is not None and not _no_statement(c.entry)]
         close = {c.rowid for c in timed if gap(c) <= float(conf.tier or 0.0)
                  or (conf.share is not None and top_score > 0 and c.score >= conf.share * top_score)}
         changed = {c.rowid for c in timed if c.rowid not in close and says_it_changed(c)}
@@ -324,6 +328,14 @@ def _someone_else(text: str, said: str) -> bool:
             elif mark not in known and not any(same in known for same in _SAME_PERSON.get(mark, ())):
                 return True
     return False
+
+
+def _no_statement(entry: "Entry | None") -> bool:
+    """A conversation turn of small talk, or said by the assistant (an agent role)."""
+    if entry is None or entry.kind != "turn":
+        return False
+    speaker = (entry.source.speaker or "").strip().lower()
+    return speaker in AGENT_ROLES or is_small_talk(entry.text, entry.source.speaker)
 
 
 def _not_about(text: str, question: str, checked: str) -> bool:

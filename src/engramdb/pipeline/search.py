@@ -82,7 +82,7 @@ class SearchPipeline:
 
     def _post_fusion(self, name: str, preset: Preset, retry: Retrieve | None) -> Stage:
         if name == "neighbours":
-            return NeighboursStage(preset.neighbours, self.store.turn_neighbours)
+            return NeighboursStage(preset.neighbours, self.store.turn_neighbours, self.store.fetch)
         if name == "recency":
             return RecencyStage(preset.recency, self.store.fetch, self.store.vectors_of)
         if name == "gate":

@@ -32,6 +32,8 @@ _EN = re.compile(
     r"start(?:ed|ing)?|began|begun|join(?:ed|ing)|took\s+up|taken\s+up|sign(?:ed|ing)\s+up|enroll?(?:ed|ing)|"
     r"hired|promot(?:ed|ion)|demoted|became|become|took\s+over|tak(?:e|es|ing)\s+over|succeeded|got\s+(?:a|an|my|the)\s+new|bought|adopted|married|engaged|"
     r"reset|renew(?:ed|al)|rais(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|lower(?:ed|ing)|cut\s+(?:to|down)|"
+    # the first days somewhere new ("my first week working at Datadog", "first day at the new school")
+    r"first\s+(?:day|week|month)\s+(?:at|in|on|as|working|back)|"
     # the new (a new one that is now someone's: "got a new number", "my new manager"; not "watched
     # a new film") and the present
     r"(?:my|our|his|her|their)\s+new|new\s+one|newly|now|nowadays|these\s+days|currently|instead|"
@@ -63,7 +65,8 @@ def says_change(text: str) -> bool:
 
 # A plan or a wish is no change yet: "Planning to move to Bristol next year", 打算换工作.
 _PLAN = re.compile(r"\b(?:plan(?:s|ning|ned)?\s+to|thinking\s+(?:about|of)|consider(?:s|ing)|might|may\s+(?:move|switch|"
-                   r"change|quit|leave)|hop(?:e|es|ing)\s+to|want(?:s|ing)?\s+to|would\s+like\s+to|someday|one\s+day)\b|"
+                   r"change|quit|leave)|hop(?:e|es|ing)\s+to|want(?:s|ing)?\s+to|would\s+like\s+to|someday|one\s+day|"
+                   r"(?:trying|try(?:ing)?\s+hard)\s+to)\b|"
                    r"打算|计划|准备|考虑|想要|想(?:搬|换|辞|跳|去|买|卖|学)|有机会", re.IGNORECASE)
 
 
