@@ -76,16 +76,17 @@ class NeighboursStage:
             return candidates
         lift = float(conf.lift or 0.0)
         top = [c for c in candidates[: conf.top] if c.score > 0]  # a lift of a negative score means nothing
-        if self.fetch is not None:
-            chatter = {c.rowid for c in attach_entries(self.fetch, top) if c.entry is not None
-                       and c.entry.kind == "turn" and is_small_talk(c.entry.text, c.entry.source.speaker)}
-            if chatter:
-                top = [c for c in top if c.rowid not in chatter]
-                rec["small_talk"] = len(chatter)
         around = self.turn_neighbours([c.rowid for c in top], conf.span, ctx.namespace, ctx.filters)
         if not any(around.values()):
             rec["skipped"] = "no conversation turns (with neighbours) among the best candidates"
             return candidates
+        if self.fetch is not None:  # read only where there are turns to lift
+            lifters = [c for c in top if around.get(c.rowid)]
+            chatter = {c.rowid for c in attach_entries(self.fetch, lifters) if c.entry is not None
+                       and c.entry.kind == "turn" and is_small_talk(c.entry.text, c.entry.source.speaker)}
+            if chatter:
+                top = [c for c in top if c.rowid not in chatter]
+                rec["small_talk"] = len(chatter)
         by_rowid = {c.rowid: c for c in candidates}
         lifted = added = 0
         for rank, first in enumerate(top, start=1):
