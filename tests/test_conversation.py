@@ -71,6 +71,8 @@ PRONOUNS = [
     ("你好！我上周去了黄山。", "你好！Caroline上周去了黄山。"),
     ("您好，你的快递到了。", "您好，Melanie的快递到了。"),
     ("你好像很累。", "Melanie好像很累。"),
+    # "read" is its own past, like "put": left as said ("Caroline reads Sapiens" told of March was wrong)
+    ("Back in March I read Sapiens.", "Back in March Caroline read Sapiens."),
     # a question's inverted verb agrees with the name, but not with "you and ..." (plural)
     ("Are you going back in 2025?", "Is Melanie going back in 2025?"),
     ("Do you have a dog? Why don't you come?", "Does Melanie have a dog? Why doesn't Melanie come?"),

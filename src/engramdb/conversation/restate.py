@@ -18,7 +18,7 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
 
 # Third-person singular for verbs that commonly follow "I" in chat ("I love" -> "Caroline loves").
 _COMMON_VERBS = set(
-    "love like want need think feel hope know enjoy plan work live take make try get play paint run read write "
+    "love like want need think feel hope know enjoy plan work live take make try get play paint run write "
     "believe remember miss wish guess mean see say find keep start use teach study volunteer cook bake draw "
     "sing dance swim hike travel visit prefer agree appreciate admire care understand collect own "
     # ways of getting about, everyday doings and plans (not a verb whose past is its base form,
