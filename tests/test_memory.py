@@ -314,3 +314,28 @@ def test_namespaces_are_isolated_in_every_channel(store_target: str):
             assert top_ids(mem.search("When is the appointment with Ruiz?", preset=preset)) == a, preset
             assert top_ids(mem.search("When is the appointment with Ruiz?", preset=preset, namespace="bob")) == b
         assert mem.search("appointment", namespace="carol").hits == []
+
+
+def test_a_note_is_tagged_with_the_known_people_it_names(store_target: str) -> None:
+    """A note added with no people named Alice only in its text, so the symbolic channel found
+    Alice's conversation turns and not it ("Alice: Her name is Biscuit." above "Alice moved to
+    Porto." for "Where does Alice live?"). It now carries the people its namespace already knows
+    that its text names, spelt as written; chat roles, words that merely contain a name, turns and
+    notes that give their own people are left as they are."""
+    with Memory(store_target, embedder="minilm") as mem:
+        mem.add_conversation([("Alice", "I adopted a dog last week."), ("Bob", "What's her name?"),
+                              ("Alice", "Her name is Biscuit."), ("user", "Nice."), ("小王", "我下周去杭州。")],
+                             session_id="s1", session_time="2026-12-01T10:00:00")
+        ids = mem.add(["ALICE moved to Porto.", "Malice is not a name.", "The user manual is on the shelf.",
+                       {"text": "Bob and Alice play chess.", "persons": ["Bob"]}, "小王的生日是五月三日。",
+                       {"text": "Alice: see you", "kind": "turn", "source": {"session_id": "s9", "speaker": "Alice"}}])
+        people = [e.persons for e in mem.get(ids)]
+        assert people == [["ALICE"], [], [], ["Bob"], ["小王"], []], people
+        [moved] = [h for h in mem.search("Where does Alice live?", k=5) if "Porto" in h.text]
+        assert "symbolic" in moved.channels
+        other = Memory(store_target, namespace="elsewhere")  # names are known per namespace
+        try:
+            [alone] = other.get(other.add("Alice moved to Porto."))
+            assert alone.persons == []
+        finally:
+            other.close()

@@ -28,6 +28,7 @@ from .plan.base import Planner
 from .pipeline.search import SearchPipeline
 from .store.base import Filters, Store
 from .store.open import open_store, redact
+from .tagging import tag_known_people
 from .writer import Writer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -230,6 +231,7 @@ class Memory:
         ns = self._scope(namespace)
         entries = self._normalize(items, ns, kind)
         lifecycle.check_derived_from(self.store, ns, entries, lambda index: f"item {index}")
+        tag_known_people(entries, ns, self.store.match_names)  # "Alice moved to Porto." is about Alice
         # The store owns supersede links: an item's own new `superseded_by` would hide it (naming
         # any id, another namespace's too) and its own new `supersedes` would leave the old entry
         # visible. Links the stored entry has already are fine (an entry read and added back);

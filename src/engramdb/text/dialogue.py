@@ -44,7 +44,7 @@ _INLINE = re.compile(r"(?:^|(?<=[.!?…。！？\"”])|(?<=\s)(?=[\u4e00-\u9fff
                      r"|(?i:user|assistant|human|ai|bot|agent|customer)"  # roles, whatever their case
                      r"|[\u4e00-\u9fff]{1,6})\s*[:：](?!//)")
 # Speakers an agent's transcript names by role.
-_ROLES = frozenset({"user", "assistant", "ai", "bot", "human", "system", "agent", "me", "you", "customer",
+CHAT_ROLES = frozenset({"user", "assistant", "ai", "bot", "human", "system", "agent", "me", "you", "customer",
                     "用户", "助手", "机器人", "客服", "我", "你", "系统"})
 
 
@@ -69,7 +69,7 @@ def _inline_turns(query: str, pattern: re.Pattern[str] | None = None) -> list[re
     if len(marks) < 2 or query[: marks[0].start()].strip():
         return []
     names = [m.group(1).strip().lower() for m in marks]
-    if len(set(names)) < len(names) or _ROLES.intersection(names):
+    if len(set(names)) < len(names) or CHAT_ROLES.intersection(names):
         return marks
     return []
 
@@ -152,7 +152,7 @@ def _speaker(who: str) -> str:
     """A turn's label as evidence: a name stays ("Bart: "); a role (User, Assistant, 助手) is
     no evidence of what is talked about, and as a word it matches every memory about users
     ("整理用户反馈" for "User: …"), so it goes."""
-    return "" if who.lower() in _ROLES else f"{who}: "
+    return "" if who.lower() in CHAT_ROLES else f"{who}: "
 
 
 @lru_cache(maxsize=256)  # the planner and recall both ask for each query
