@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 from .errors import InputError
 
@@ -26,16 +26,20 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror}") from exc
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-            if number == 1:
-                line = line.removeprefix(BOM)
-            if not line.strip():
-                continue
-            yield number, parse_json(line, f"{path}:{number}")
+        for number, line in text_lines(handle, lambda n, why: InputError(f"{path}:{n}: {why}")):
+            if line.strip():
+                yield number, parse_json(line, f"{path}:{number}")
+
+
+def text_lines(handle: IO[bytes], bad_line: Callable[[int, str], Exception]) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of a binary file, decoded one by one, a UTF-8 byte-order
+    mark at the start skipped; a line that is not UTF-8 raises ``bad_line(number, reason)``."""
+    for number, raw in enumerate(handle, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise bad_line(number, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        yield number, line.removeprefix(BOM) if number == 1 else line
 
 
 def parse_json(text: str, where: str, lines: bool = False) -> Any:

@@ -404,6 +404,8 @@ class OfflineExtractor:
                 asked = [s for s in split_sentences(previous.text) if _is_question(s)]
                 question = resolve_pronouns(asked[-1], _as_named(previous.speaker, False, introduced),
                                             _as_named(turn.speaker, False, introduced)) if asked else None
+            # The time a question asks of leads a question-and-answer fact (it opens its text).
+            asked_at = resolve_time(question, turn.timestamp)[1] if question else None
             for group in self._groups(turn, question, names):
                 # Times first, as said: a subject restated by name can hide what marks a time
                 # (我过两天去上海 -> 小王过两天…, where 过 after a name reads as a verb's).
@@ -427,9 +429,8 @@ class OfflineExtractor:
                 text = text[:1].upper() + text[1:]  # "The user said: …"
                 text, window = resolve_time(text, turn.timestamp)
                 # The time as said, not as re-read from the restated text ("in the week of 29 May
-                # 2023" would read as that day); a question's time first, as it leads the text.
-                asked_at = resolve_time(question, turn.timestamp)[1] if group.startswith(_QA_MARK) and question else None
-                window = asked_at or early or window
+                # 2023" would read as that day).
+                window = (asked_at if group.startswith(_QA_MARK) else None) or early or window
                 # A question-and-answer fact comes from both turns.
                 sources = [previous, turn] if group.startswith(_QA_MARK) and previous else [turn]
                 result.facts.append(self._fact(text, window, sources, known, turn_entry_ids, namespace))

@@ -76,9 +76,17 @@ _COMPOUND_SUBJECT = re.compile(
     rf"(^|(?<=[.!?])\s+)({_SUBJECT_LEAD}{_SUBJECT}\s+and\s+)I\s+((?:(?:{_ADVERBS})\s+)?)({_VERB_ALTERNATION})\b")
 
 
-_GREETINGS_ZH = ("你们好", "您好", "你好")  # longest first
-# ... said as a greeting: before a pause, a particle or the end (你好像很累 is "you seem tired")
-_GREETING_ZH = re.compile(rf"({'|'.join(_GREETINGS_ZH)})(?=[\s，。！？、,.!?~～啊呀呢吗哦]|$)")
+# 你们好 / 您好 / 你好 said as a greeting: before a pause, a particle or the end (你好像很累 is "you seem tired")
+_GREETING_ZH = re.compile(r"(你们好|您好|你好)(?=[\s，。！？、,.!?~～啊呀呢吗哦]|$)")
+
+
+def _resolve_zh(text: str, speaker: str, listener: str | None) -> str:
+    out = text.replace("我们", f"{speaker}等人").replace("咱们", f"{speaker}等人")
+    out = out.replace("我的", f"{speaker}的").replace("我", speaker)
+    if listener:
+        out = out.replace("你们", f"{listener}等人").replace("你的", f"{listener}的").replace("您", listener)
+        out = out.replace("你", listener)
+    return out
 
 
 def resolve_pronouns(sentence: str, speaker: str, listener: str | None) -> str:
@@ -89,14 +97,10 @@ def resolve_pronouns(sentence: str, speaker: str, listener: str | None) -> str:
     the listener is unknown (a group chat with no addressee).
     """
     if _CJK_RE.search(sentence):
-        # A greeting is not a person: 你好 stays 你好 (it read 助手好), as does 你们好 / 您好.
-        out = _GREETING_ZH.sub(lambda m: f"\ue000{_GREETINGS_ZH.index(m.group(1))}\ue001", sentence)
-        out = out.replace("我们", f"{speaker}等人").replace("咱们", f"{speaker}等人")
-        out = out.replace("我的", f"{speaker}的").replace("我", speaker)
-        if listener:
-            out = out.replace("你们", f"{listener}等人").replace("你的", f"{listener}的").replace("您", listener)
-            out = out.replace("你", listener)
-        return re.sub("\ue000(\\d)\ue001", lambda m: _GREETINGS_ZH[int(m.group(1))], out)
+        # A greeting is not a person: 你好 stays 你好 (it read 助手好), as do 你们好 / 您好. The
+        # split keeps the greetings at its odd places; only the text between them is restated.
+        pieces = _GREETING_ZH.split(sentence)
+        return "".join(piece if i % 2 else _resolve_zh(piece, speaker, listener) for i, piece in enumerate(pieces))
     # Expand contractions first so one set of rules handles "I'm" and "I am" alike.
     out = re.sub(r"\b(I|[Yy]ou|[Ww]e)['’](m|ve|ll|d|re)\b", lambda m: f"{m.group(1)} {_CONTRACTIONS[m.group(2)]}", sentence)
     # A question's inverted verb agrees with the name: "Do I need it?" -> "Does Ann need it?"

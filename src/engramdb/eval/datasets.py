@@ -20,7 +20,7 @@ from ..conversation.locomo import (  # the one LoCoMo parser, shared with `engra
     normalize_evidence, parse_locomo_datetime,
 )
 from ..errors import DataFileError as EvalDataError
-from ..jsonfile import BOM
+from ..jsonfile import text_lines
 from ..validation import aware_timestamp, check_unicode
 
 __all__ = [
@@ -93,13 +93,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     except OSError as exc:
         raise EvalDataError(path, f"cannot be read ({exc.strerror or exc})") from None
     with handle:
-        for lineno, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise EvalDataError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line)",
-                                    line=lineno) from None
-            yield lineno, line.removeprefix(BOM) if lineno == 1 else line
+        yield from text_lines(handle, lambda lineno, why: EvalDataError(path, why, line=lineno))
 
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
